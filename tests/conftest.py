@@ -1,0 +1,61 @@
+"""Fixtures shared by every test: where the public source data lives, and store URLs per backend."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get("WORLDKIT_SHARED_DATA", REPO.parent / "shared" / "data"))
+PG_ADMIN_URL = os.environ.get(
+    "WORLDKIT_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+)
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"public source data not found at {SHARED_DATA} (set WORLDKIT_SHARED_DATA)")
+    return SHARED_DATA
+
+
+def _postgres_or_skip() -> str:
+    """A fresh PostgreSQL schema-isolated URL, or skip (fail under CI=true) if there is no server."""
+    import sqlalchemy as sa
+
+    try:
+        engine = sa.create_engine(PG_ADMIN_URL)
+        with engine.connect() as conn:
+            conn.execute(sa.text("select 1"))
+        engine.dispose()
+    except Exception as error:  # noqa: BLE001 - any connection failure means "no server"
+        reason = f"PostgreSQL not reachable at {PG_ADMIN_URL}: {error.__class__.__name__}"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason + " (CI=true requires it)")
+        pytest.skip(reason)
+    return PG_ADMIN_URL
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path):
+    """A store URL on each backend; the PostgreSQL one lives in its own throwaway schema."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'store.db'}"
+        return
+    import sqlalchemy as sa
+
+    base = _postgres_or_skip()
+    schema = f"wk_{uuid.uuid4().hex[:12]}"
+    engine = sa.create_engine(base)
+    with engine.begin() as conn:
+        conn.execute(sa.text(f'create schema "{schema}"'))
+    url = f"{base}?options=-csearch_path%3D{schema}"
+    try:
+        yield url
+    finally:
+        with engine.begin() as conn:
+            conn.execute(sa.text(f'drop schema "{schema}" cascade'))
+        engine.dispose()

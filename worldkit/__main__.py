@@ -1,0 +1,3 @@
+from worldkit._cli.main import main
+
+main()

@@ -19,6 +19,8 @@ _COMMAND_MODULES = [
     "world",
     "materialize",
     "schema",
+    "report",
+    "log",
 ]
 
 app = typer.Typer(

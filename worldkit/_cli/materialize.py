@@ -1,0 +1,36 @@
+"""`worldkit materialize`: one seat's projection on one date of one revision."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from worldkit._cli.output import echo_json
+from worldkit.materialize import materialize
+
+
+def materialize_command(
+    world: str = typer.Option(..., "--world", help="World name under worlds/ or a path."),
+    rev: str = typer.Option(..., "--rev", help="Revision name, e.g. r1."),
+    date: str = typer.Option(..., "--date", help="Projection date, YYYY-MM-DD."),
+    seat: str = typer.Option(..., "--seat", help="Seat id, e.g. EMP-QC-001."),
+    out: Path = typer.Option(..., "--out", help="Output directory (must be empty or absent)."),
+    force: bool = typer.Option(False, "--force", help="Replace a non-empty output directory."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Materialize what a seat sees on a date into a digested projection."""
+    result = materialize(world, rev, date, seat, out, force=force)
+    summary = result.summary()
+    if as_json:
+        echo_json(summary)
+        return
+    typer.echo(f"{summary['world']} {summary['rev']} {summary['date']} {summary['seat']} → {summary['out']}")
+    typer.echo("files: " + str(summary["files"]) + " (" + ", ".join(f"{k} {v}" for k, v in summary["surfaces"].items()) + ")")
+    typer.echo(f"revision digest: {summary['revision_digest']}")
+    typer.echo(f"tool bundle:     {summary['tool_bundle_sha256']}")
+    typer.echo(f"fingerprint:     {summary['fingerprint']}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("materialize")(materialize_command)

@@ -1,0 +1,47 @@
+"""`worldkit report`: the paper's tables from execution records and/or a WorkWorlds ledger."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from worldkit.canon import pretty_json
+from worldkit.errors import UsageError
+from worldkit.run.report import load_report, render_html, render_text, report_json
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("report")
+    def report(
+        runs: list[Path] = typer.Argument(  # noqa: B008 - typer declares options this way
+            None,
+            metavar="RUNS_DIR",
+            help="Directories holding execution-record.json files written by `worldkit run`.",
+            show_default=False,
+        ),
+        ledgers: Path | None = typer.Option(
+            None, "--ledgers", metavar="DIR",
+            help="A WorkWorlds ledger release (criterion_results.csv, run_ledger.csv).",
+        ),
+        as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+        html: Path | None = typer.Option(
+            None, "--html", metavar="OUT", help="Also write an HTML report with SVG charts."
+        ),
+    ) -> None:
+        """Pass, access, pass given access, joint counts and search burden, by condition,
+        curated packet, task and agent."""
+        result = load_report(runs or [], ledgers)
+        if html is not None:
+            try:
+                html.write_text(render_html(result), encoding="utf-8")
+            except OSError as error:
+                raise UsageError(
+                    f"cannot write {html}: {error.strerror}; pass --html a path in an existing, "
+                    "writable directory"
+                ) from error
+            typer.echo(f"wrote {html}", err=True)
+        if as_json:
+            typer.echo(pretty_json(report_json(result)), nl=False)
+        else:
+            typer.echo(render_text(result), nl=False)

@@ -1,0 +1,57 @@
+"""`worldkit world show|load`: describe a world package, store its revisions."""
+
+from __future__ import annotations
+
+import typer
+
+from worldkit._cli.output import echo_json
+from worldkit.world import load_world
+from worldkit.world.summary import describe_world
+
+world_app = typer.Typer(help="Inspect and load world packages.", no_args_is_help=True)
+
+
+@world_app.command("show")
+def show(
+    world: str = typer.Argument(..., help="World name under worlds/ or a path."),
+    rev: str = typer.Option(None, "--rev", help="Revision for seats and counts (default: latest)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Revisions with digests, seats, the history's date span and counts."""
+    info = describe_world(load_world(world), rev)
+    if as_json:
+        echo_json(info)
+        return
+    typer.echo(f"{info['world']} — {info['company']}")
+    typer.echo("revisions:")
+    for r in info["revisions"]:
+        typer.echo(f"  {r['name']:<6} {r['digest']}" + (f"  (parent {r['parent']})" if r["parent"] else ""))
+    typer.echo("seats:")
+    for s in info["seats"]:
+        typer.echo(f"  {s['id']:<14} {s['person']:<12} {s['name']}  [{', '.join(s['roles'])}]")
+    typer.echo(f"dates: {info['dates']['first']} … {info['dates']['last']}")
+    typer.echo("counts: " + ", ".join(f"{k} {v}" for k, v in info["counts"].items()))
+
+
+@world_app.command("load")
+def load(
+    world: str = typer.Argument(..., help="World name under worlds/ or a path."),
+    store: str = typer.Option(None, "--store", help="Store URL (default: $WORLDKIT_STORE or .worldkit/store.db)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Validate a world and store every revision with its digest."""
+    from worldkit.store import Store
+    from worldkit.world.loadstore import store_world
+
+    package = load_world(world)
+    with Store.open(store) as opened:
+        stored = store_world(opened, package)
+    if as_json:
+        echo_json({"world": package.id, "revisions": stored})
+        return
+    for r in stored:
+        typer.echo(f"{package.id} {r['name']} {r['digest']} {r['status']}")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(world_app, name="world")

@@ -1,0 +1,183 @@
+"""Access decisions from explicit rules over a networkx graph of people, roles, departments, groups.
+
+Every decision names the rule (or ownership, share, addressing) that granted it; nothing here is
+hidden in templates. Pure: no I/O. Default is deny.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import networkx as nx
+
+from worldkit.world.models import Document, Message, PermissionRule, Record, ResourceFilter, Subject
+from worldkit.world.state import WorldState
+
+
+@dataclass(frozen=True)
+class Grant:
+    """Why an item is visible: `rule:<id>`, `owner`, `share`, `sender`, `recipient`, `channel`."""
+
+    reason: str
+
+
+def _node(kind: str, key: str) -> str:
+    return f"{kind}:{key}"
+
+
+class Policy:
+    """Access decisions for one revision; build once, ask many times."""
+
+    def __init__(self, state: WorldState) -> None:
+        self.state = state
+        graph = nx.DiGraph()
+        for person in state.people.values():
+            graph.add_edge(_node("person", person.id), _node("dept", person.department))
+            for role in person.roles:
+                graph.add_edge(_node("person", person.id), _node("role", role))
+        for role in state.roles.values():
+            graph.add_node(_node("role", role.id))
+            for implied in role.implies:
+                graph.add_edge(_node("role", role.id), _node("role", implied))
+        for dept in state.company.departments:
+            graph.add_node(_node("dept", dept.id))
+            if dept.parent:
+                graph.add_edge(_node("dept", dept.id), _node("dept", dept.parent))
+        for group in state.groups.values():
+            target = _node("group", group.id)
+            graph.add_node(target)
+            for member in group.members:
+                graph.add_edge(_node("person", member), target)
+            for role in group.member_roles:
+                graph.add_edge(_node("role", role), target)
+            for dept in group.member_departments:
+                graph.add_edge(_node("dept", dept), target)
+        self.graph = graph
+        self._rules: list[PermissionRule] = [state.permissions[k] for k in sorted(state.permissions)]
+        self._principals: dict[str, frozenset[str]] = {}
+        self._dept_ancestors: dict[str, frozenset[str]] = {}
+
+    # -- the graph ------------------------------------------------------------------------------
+
+    def principals(self, person: str) -> frozenset[str]:
+        """Every role, department, group (transitively) the person holds, and the person."""
+        cached = self._principals.get(person)
+        if cached is None:
+            start = _node("person", person)
+            reach = nx.descendants(self.graph, start) if start in self.graph else set()
+            cached = frozenset(reach | {start})
+            self._principals[person] = cached
+        return cached
+
+    def roles_of(self, person: str) -> list[str]:
+        return sorted(p.split(":", 1)[1] for p in self.principals(person) if p.startswith("role:"))
+
+    def dept_ancestors(self, dept: str) -> frozenset[str]:
+        cached = self._dept_ancestors.get(dept)
+        if cached is None:
+            node = _node("dept", dept)
+            reach = {n for n in nx.descendants(self.graph, node) if n.startswith("dept:")} if node in self.graph else set()
+            cached = frozenset(n.split(":", 1)[1] for n in reach) | {dept}
+            self._dept_ancestors[dept] = cached
+        return cached
+
+    @cached_property
+    def group_members(self) -> dict[str, frozenset[str]]:
+        members: dict[str, set[str]] = {g: set() for g in self.state.groups}
+        for person in self.state.people:
+            for principal in self.principals(person):
+                if principal.startswith("group:"):
+                    members[principal.split(":", 1)[1]].add(person)
+        return {g: frozenset(m) for g, m in members.items()}
+
+    # -- matching -------------------------------------------------------------------------------
+
+    def subject_matches(self, subject: Subject, person: str, owner: str | None) -> bool:
+        if subject.everyone or (subject.owner and owner == person):
+            return True
+        held = self.principals(person)
+        return (
+            any(_node("person", p) in held for p in subject.persons)
+            or any(_node("role", r) in held for r in subject.roles)
+            or any(_node("dept", d) in held for d in subject.departments)
+            or any(_node("group", g) in held for g in subject.groups)
+        )
+
+    def _resource_matches(
+        self, res: ResourceFilter, kind: str, system: str, classification: str, dept: str | None, path: str | None
+    ) -> bool:
+        if res.kinds and kind not in res.kinds:
+            return False
+        if res.systems and system not in res.systems:
+            return False
+        if res.classifications and classification not in res.classifications:
+            return False
+        if res.departments and (dept is None or not (self.dept_ancestors(dept) & set(res.departments))):
+            return False
+        if res.path_prefixes and (path is None or not any(path.startswith(p) for p in res.path_prefixes)):
+            return False
+        return True
+
+    def _by_rules(
+        self,
+        person: str,
+        *,
+        kind: str,
+        system: str,
+        classification: str,
+        dept: str | None,
+        owner: str | None,
+        path: str | None,
+        shares: list[Subject],
+    ) -> Grant | None:
+        for rule in self._rules:
+            if self._resource_matches(rule.resource, kind, system, classification, dept, path) and self.subject_matches(
+                rule.subject, person, owner
+            ):
+                return Grant(f"rule:{rule.id}")
+        for share in shares:
+            if self.subject_matches(share, person, owner):
+                return Grant("share")
+        return None
+
+    # -- decisions ------------------------------------------------------------------------------
+
+    def document(self, person: str, doc: Document) -> Grant | None:
+        if doc.verifier_only:
+            return None
+        return self._by_rules(
+            person,
+            kind="document",
+            system=doc.system,
+            classification=doc.classification.value,
+            dept=doc.department,
+            owner=doc.owner,
+            path=doc.path,
+            shares=doc.shared_with,
+        )
+
+    def record(self, person: str, rec: Record) -> Grant | None:
+        if rec.verifier_only:
+            return None
+        return self._by_rules(
+            person,
+            kind="record",
+            system=rec.system,
+            classification=rec.classification.value,
+            dept=rec.department,
+            owner=rec.owner,
+            path=None,
+            shares=rec.shared_with,
+        )
+
+    def message(self, person: str, msg: Message) -> Grant | None:
+        """Mail reaches its sender and addressees (lists expanded); chat reaches channel members."""
+        if msg.sender == person:
+            return Grant("sender")
+        if msg.kind == "chat":
+            return Grant("channel") if msg.channel and person in self.group_members.get(msg.channel, ()) else None
+        for address in (*msg.to, *msg.cc):
+            if address == person or person in self.group_members.get(address, ()):
+                return Grant("recipient")
+        return None

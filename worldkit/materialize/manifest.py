@@ -1,0 +1,165 @@
+"""The projection manifest: one entry per file, sorted by path, and the fingerprint over it.
+
+The fingerprint covers the inputs, every entry and the tool-bundle digest; the rendering
+environment is recorded beside it but not fingerprinted, so an identical tree always has the
+same fingerprint. No timestamps anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from worldkit.canon import canonical_json, pretty_json, sha256_file, sha256_json
+from worldkit.errors import InvalidWorld
+
+MANIFEST_NAME = "manifest.json"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+
+class Entry(_Frozen):
+    path: str
+    """Path relative to the projection root, `/`-separated."""
+    sha256: str
+    """Digest of the file's bytes."""
+    size: int
+    """Size in bytes."""
+    surface: str
+    """files, records, mail, chat, tools, seat, …"""
+    source: str
+    """Entity id the file was produced from."""
+
+
+class Inputs(_Frozen):
+    world: str
+    """World id."""
+    rev: str
+    """Revision name."""
+    revision_digest: str
+    """Canonical digest of the revision."""
+    date: str
+    """Projection date (ISO)."""
+    seat: str
+    """Seat id."""
+    person: str
+    """The seat's person."""
+
+
+class Environment(_Frozen):
+    worldkit: str
+    """worldkit version."""
+    python: str
+    """Python version."""
+    jinja2: str
+    """jinja2 version."""
+    templates: dict[str, str]
+    """Template name → sha256."""
+
+
+class Manifest(_Frozen):
+    schema_version: Literal[1] = 1
+    """Manifest format version."""
+    inputs: Inputs
+    """What the projection is a function of."""
+    environment: Environment
+    """The rendering environment (recorded, not fingerprinted)."""
+    tool_bundle_sha256: str
+    """Digest of the tool bundle in `tools.json`."""
+    files: list[Entry]
+    """Entries sorted by path."""
+    fingerprint: str
+    """SHA-256 of the canonical {inputs, files, tool_bundle_sha256}."""
+
+    @staticmethod
+    def compute_fingerprint(inputs: Inputs, files: list[Entry], tool_bundle_sha256: str) -> str:
+        return sha256_json(
+            {
+                "inputs": inputs.model_dump(mode="json"),
+                "files": [e.model_dump(mode="json") for e in files],
+                "tool_bundle_sha256": tool_bundle_sha256,
+            }
+        )
+
+    def expected_fingerprint(self) -> str:
+        return self.compute_fingerprint(self.inputs, self.files, self.tool_bundle_sha256)
+
+    def by_path(self) -> dict[str, Entry]:
+        return {e.path: e for e in self.files}
+
+
+def read_manifest(path: Path) -> Manifest:
+    """Read and check a manifest; a corrupted or tampered one is an error naming the fix."""
+    file = path / MANIFEST_NAME if path.is_dir() else path
+    try:
+        manifest = Manifest.model_validate_json(file.read_bytes())
+    except FileNotFoundError:
+        raise InvalidWorld(f"no {MANIFEST_NAME}; materialize the projection first", file=file) from None
+    except (ValidationError, json.JSONDecodeError) as error:
+        raise InvalidWorld(f"corrupted manifest ({str(error).splitlines()[0]}); rebuild it", file=file) from None
+    if manifest.expected_fingerprint() != manifest.fingerprint:
+        raise InvalidWorld(
+            "fingerprint does not match the manifest's entries (tampered or corrupted); rebuild it",
+            file=file,
+            field="fingerprint",
+        )
+    return manifest
+
+
+def manifest_bytes(manifest: Manifest) -> bytes:
+    """Deterministic bytes: sorted keys, one file entry per line (readable, diffable, fast)."""
+    head = manifest.model_dump(mode="json", exclude={"files"})
+    lines = [canonical_json(e.model_dump(mode="json")).rstrip("\n") for e in manifest.files]
+    body = pretty_json(head).rstrip().rstrip("}").rstrip()
+    files = ",\n    ".join(lines)
+    return (body + ',\n  "files": [\n    ' + files + "\n  ]\n}\n").encode("utf-8") if lines else (
+        body + ',\n  "files": []\n}\n'
+    ).encode("utf-8")
+
+
+def write_manifest(root: Path, manifest: Manifest) -> None:
+    (root / MANIFEST_NAME).write_bytes(manifest_bytes(manifest))
+
+
+class TreeDiff(_Frozen):
+    missing: list[str]
+    """In the manifest, not on disk."""
+    changed: list[tuple[str, str, str]]
+    """(path, expected sha256, actual sha256)."""
+    unexpected: list[str]
+    """On disk, not in the manifest."""
+
+    @property
+    def clean(self) -> bool:
+        return not (self.missing or self.changed or self.unexpected)
+
+
+def scan_tree(root: Path, ignore: frozenset[str] = frozenset({MANIFEST_NAME})) -> dict[str, str]:
+    """path → sha256 for every regular file under root (symlinks are reported, never followed)."""
+    found: dict[str, str] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        base = Path(dirpath)
+        for name in sorted(filenames):
+            full = base / name
+            rel = full.relative_to(root).as_posix()
+            if rel in ignore:
+                continue
+            found[rel] = "symlink" if full.is_symlink() else sha256_file(full)
+    return found
+
+
+def diff_tree(root: Path, entries: list[Entry], ignore: frozenset[str] = frozenset({MANIFEST_NAME})) -> TreeDiff:
+    actual = scan_tree(root, ignore)
+    expected = {e.path: e.sha256 for e in entries}
+    return TreeDiff(
+        missing=sorted(set(expected) - set(actual)),
+        changed=sorted((p, expected[p], actual[p]) for p in set(expected) & set(actual) if expected[p] != actual[p]),
+        unexpected=sorted(set(actual) - set(expected)),
+    )

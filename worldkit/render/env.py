@@ -1,0 +1,132 @@
+"""The sandboxed jinja2 environment: StrictUndefined, no clock, no randomness, no filesystem.
+
+Templates come only from the world package (already read into memory), and the context a template
+sees is built from a `Snapshot` — the state as of D, seat-independent — so a template can neither
+reach the future nor vary by who reads it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import jinja2
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from worldkit.errors import InvalidWorld
+from worldkit.timeline import Snapshot, as_of
+from worldkit.world.models import Document, Message
+
+
+def _fmt_date(value: Any, fmt: str = "%d %b %Y") -> str:
+    if isinstance(value, str):
+        value = dt.date.fromisoformat(value)
+    return value.strftime(fmt)
+
+
+def build_environment(templates: Mapping[str, str]) -> ImmutableSandboxedEnvironment:
+    env = ImmutableSandboxedEnvironment(
+        loader=jinja2.DictLoader(dict(templates)),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        auto_reload=False,
+    )
+    # lipsum draws random text; cycler/joiner are harmless but unneeded: keep the globals minimal.
+    for name in ("lipsum", "cycler", "joiner"):
+        env.globals.pop(name, None)
+    env.filters["fmt_date"] = _fmt_date
+    return env
+
+
+@dataclass(frozen=True)
+class RenderContext:
+    """What every template sees besides its own item: the world as of the snapshot date."""
+
+    snapshot: Snapshot
+
+    @cached_property
+    def world(self) -> dict[str, Any]:
+        snap = self.snapshot
+        state = snap.state
+        return {
+            "as_of": snap.date,
+            "company": state.company.model_dump(mode="json"),
+            "departments": {d.id: d.model_dump(mode="json") for d in state.company.departments},
+            "products": {p.id: p.model_dump(mode="json") for p in state.company.products},
+            "people": {k: p.model_dump(mode="json") for k, p in state.people.items()},
+            "records": {k: v.as_json(sorted(x for x in v.record.links if x in snap.records)) for k, v in snap.records.items()},
+            "documents": {
+                k: {"id": d.id, "title": d.title, "path": d.path, "visible_from": d.visible_from.isoformat()}
+                for k, d in snap.documents.items()
+            },
+        }
+
+
+class Renderer:
+    """Renders documents and messages for one snapshot; templates compile once."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.context = RenderContext(snapshot)
+        self.env = build_environment(snapshot.state.templates)
+        self._compiled: dict[str, jinja2.Template] = {}
+        self._contexts: dict[dt.date, RenderContext] = {snapshot.date: self.context}
+
+    def _context_on(self, date: dt.date) -> RenderContext:
+        """A message is frozen when sent: its body sees the world as of its own date."""
+        context = self._contexts.get(date)
+        if context is None:
+            context = self._contexts[date] = RenderContext(as_of(self.context.snapshot.state, date))
+        return context
+
+    def _template(self, name: str) -> jinja2.Template:
+        compiled = self._compiled.get(name)
+        if compiled is None:
+            compiled = self._compiled[name] = self.env.get_template(name)
+        return compiled
+
+    def _render(self, template: str, item: dict[str, Any], what: str, context: RenderContext | None = None) -> str:
+        try:
+            return self._template(template).render(doc=item, world=(context or self.context).world)
+        except jinja2.TemplateError as error:
+            raise InvalidWorld(
+                f"template {template!r} failed for {what}: {error}. Fix the template or the item's vars "
+                "(templates see only `doc` and `world`, as of the projection date)",
+                file=f"templates/{template}",
+                entity=item.get("id"),
+            ) from None
+
+    def document(self, doc: Document) -> bytes:
+        if doc.text is not None:
+            return doc.text.encode("utf-8")
+        snap = self.context.snapshot
+        successor = None
+        if doc.superseded_by:
+            later = snap.state.documents[doc.superseded_by]
+            if later.visible_from <= snap.date:
+                successor = {"id": later.id, "title": later.title, "path": later.path}
+        item = {
+            "id": doc.id,
+            "title": doc.title,
+            "path": doc.path,
+            "owner": doc.owner,
+            "department": doc.department,
+            "classification": doc.classification.value,
+            "visible_from": doc.visible_from,
+            "superseded_by": successor,
+            "vars": doc.vars,
+        }
+        assert doc.template is not None
+        return self._render(doc.template, item, f"document {doc.id}").encode("utf-8")
+
+    def message_body(self, msg: Message) -> str:
+        if msg.template is None:
+            return msg.body
+        item = {"id": msg.id, "subject": msg.subject, "date": msg.date, "sender": msg.sender, "vars": msg.vars}
+        day = min(msg.date, self.context.snapshot.date)
+        return self._render(msg.template, item, f"message {msg.id}", self._context_on(day))

@@ -1,0 +1,216 @@
+"""The execution record a run leaves on disk, and how records become result rows.
+
+`worldkit run` writes one `execution-record.json` per run (via `write_record`); `worldkit report`
+finds them under the directories it is given (`find_records`) and maps them to `ResultRow`s
+(`load_rows`). The record is versioned: a reader refuses a `schema_version` it does not know
+rather than guessing. This module never grades and never decides access; it only carries the
+verdicts a run already made.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from worldkit.canon import pretty_json
+from worldkit.errors import UsageError
+from worldkit.run.results import (
+    AgentId,
+    CriterionId,
+    InvalidResults,
+    ResultRow,
+    Route,
+    RunId,
+    TaskId,
+    check_rows,
+)
+
+__all__ = [
+    "RECORD_FILENAME",
+    "RECORD_SCHEMA_VERSION",
+    "CriterionOutcome",
+    "ExecutionRecord",
+    "RunStats",
+    "find_records",
+    "load_rows",
+    "read_record",
+    "write_record",
+]
+
+RECORD_FILENAME = "execution-record.json"
+RECORD_SCHEMA_VERSION = 1
+RUNS_SOURCE = "runs"
+
+_MODEL = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+ConditionSpec = Annotated[str, Field(pattern=r"^(full|curated(:\S+)?)$")]
+
+_PASSED = {"pass": True, "fail": False, "ungraded": None}
+_ACCESSED = {"accessed": True, "not_accessed": False, "unknown": None}
+
+
+class CriterionOutcome(BaseModel):
+    """The graded result and evidence-access label of one criterion in one run."""
+
+    model_config = _MODEL
+
+    id: CriterionId
+    """The rubric criterion's identifier."""
+    route: Route
+    """`deterministic` (a check on the captured state) or `semantic` (a judge)."""
+    result: Literal["pass", "fail", "ungraded"]
+    """The verdict; `ungraded` when no judge ran or grading failed — never a guess."""
+    access: Literal["accessed", "not_accessed", "unknown"]
+    """Whether every member of one sufficient evidence set was returned with its mapped
+    content; `unknown` when the event log cannot decide."""
+
+
+class RunStats(BaseModel):
+    """Search-burden figures for the whole run, derived from its event log."""
+
+    model_config = _MODEL
+
+    inspections: int | None = Field(ge=0)
+    """File/record inspections; None when not recorded."""
+    tool_calls: int | None = Field(ge=0)
+    """All tool calls the agent made; None when not recorded."""
+    tool_calls_before_first_access: int | None = Field(ge=0)
+    """Tool calls made before the first sufficient evidence access; None when the run never
+    reached one or the log cannot tell."""
+
+    @model_validator(mode="after")
+    def _before_not_more_than_all(self) -> RunStats:
+        before, total = self.tool_calls_before_first_access, self.tool_calls
+        if before is not None and total is not None and before > total:
+            raise ValueError("tool_calls_before_first_access cannot exceed tool_calls")
+        return self
+
+
+class ExecutionRecord(BaseModel):
+    """What one run of one agent on one task produced, as written by `worldkit run`."""
+
+    model_config = _MODEL
+
+    schema_version: Literal[1]
+    """Version of this record format."""
+    run_id: RunId
+    """Fresh identifier of the run."""
+    task: TaskId
+    """The task (overlay) the agent worked."""
+    agent: AgentId
+    """The agent that ran."""
+    condition: ConditionSpec
+    """`full`, or `curated:NAME` for a curated subset named NAME."""
+    criteria: list[CriterionOutcome]
+    """One outcome per rubric criterion."""
+    stats: RunStats
+    """Per-run search-burden figures."""
+
+    @model_validator(mode="after")
+    def _criteria_unique(self) -> ExecutionRecord:
+        ids = [criterion.id for criterion in self.criteria]
+        duplicates = sorted({cid for cid in ids if ids.count(cid) > 1})
+        if duplicates:
+            raise ValueError(f"criteria listed more than once: {', '.join(duplicates)}")
+        return self
+
+    def rows(self, source: str = RUNS_SOURCE) -> list[ResultRow]:
+        """The record as normalized result rows, one per criterion."""
+        condition, _, packet = self.condition.partition(":")
+        return [
+            ResultRow(
+                source=source,
+                run_id=self.run_id,
+                task=self.task,
+                agent=self.agent,
+                condition="full" if condition == "full" else "curated",
+                packet=packet or None,
+                criterion_id=criterion.id,
+                route=criterion.route,
+                passed=_PASSED[criterion.result],
+                accessed=_ACCESSED[criterion.access],
+                inspections=self.stats.inspections,
+                tool_calls=self.stats.tool_calls,
+                tool_calls_before_first_access=self.stats.tool_calls_before_first_access,
+            )
+            for criterion in sorted(self.criteria, key=lambda c: c.id)
+        ]
+
+
+def write_record(record: ExecutionRecord, path: Path) -> None:
+    """Write a record as deterministic JSON (sorted keys, trailing newline)."""
+    path.write_text(pretty_json(record.model_dump(mode="json")), encoding="utf-8")
+
+
+def read_record(path: Path) -> ExecutionRecord:
+    """Read and validate one execution record; errors name the file, field and fix."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise InvalidResults(f"cannot read: {error.strerror}", file=path) from error
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        where = f" at line {error.lineno}, column {error.colno}" if isinstance(
+            error, json.JSONDecodeError
+        ) else ""
+        raise InvalidResults(
+            f"not valid UTF-8 JSON{where}; rewrite it or re-run the task", file=path
+        ) from error
+    if isinstance(data, dict) and data.get("schema_version") not in (None, RECORD_SCHEMA_VERSION):
+        raise InvalidResults(
+            f"schema_version {data.get('schema_version')!r} is not supported (this worldkit "
+            f"reads version {RECORD_SCHEMA_VERSION}); use the worldkit that wrote it",
+            file=path,
+            field="schema_version",
+        )
+    try:
+        return ExecutionRecord.model_validate(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or None
+        raise InvalidResults(
+            f"{first['msg']}; fix the record or re-run the task ({error.error_count()} "
+            "problem(s) in all)",
+            file=path,
+            field=field,
+        ) from error
+
+
+def find_records(paths: Iterable[Path]) -> list[Path]:
+    """Every `execution-record.json` under the given directories (or the files themselves)."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_file():
+            found.append(path)
+        elif path.is_dir():
+            hits = sorted(path.rglob(RECORD_FILENAME))
+            if not hits:
+                raise UsageError(
+                    f"no {RECORD_FILENAME} under {path}; pass the directory `worldkit run "
+                    "--out` wrote its runs to"
+                )
+            found.extend(hits)
+        else:
+            raise UsageError(f"{path} does not exist; pass a runs directory or a record file")
+    return sorted(set(found))
+
+
+def load_rows(paths: Iterable[Path]) -> list[ResultRow]:
+    """Result rows of every execution record found under `paths`, in canonical order."""
+    rows: list[ResultRow] = []
+    seen: dict[str, Path] = {}
+    for path in find_records(paths):
+        record = read_record(path)
+        if record.run_id in seen:
+            raise InvalidResults(
+                f"run_id {record.run_id} is also used by {seen[record.run_id]}; each run needs "
+                "its own id — remove the copy",
+                file=path,
+                field="run_id",
+            )
+        seen[record.run_id] = path
+        rows.extend(record.rows())
+    return check_rows(rows)

@@ -1,0 +1,530 @@
+"""The paper's tables from result rows: pass, access, pass given access, joint access/pass
+counts and search burden — by condition, by curated packet, by task and by agent.
+
+Definitions (WorkWorlds §4 and Table E1):
+- pass rate: passed / graded executions; ungraded rows are counted apart, never guessed;
+- access rate: accessed / observable executions (unknown labels excluded), with bounds that
+  count every unknown as not accessed or as accessed;
+- pass given access (descriptive): accessed-and-passed / accessed-and-graded;
+- joint counts: graded executions with an observable label, by access × pass;
+- search burden: the mean over runs (not rows) of each per-run figure, over the runs that
+  recorded it.
+Percentages and means are rounded half to even from exact fractions. Output depends only on
+the rows, never on their order or on the clock.
+"""
+
+from __future__ import annotations
+
+import io
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from decimal import ROUND_HALF_EVEN, Decimal
+from fractions import Fraction
+from html import escape
+from pathlib import Path
+from typing import Literal
+
+import jinja2
+from markupsafe import Markup
+from pydantic import BaseModel, ConfigDict, computed_field
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from worldkit.errors import UsageError
+from worldkit.run.ledgers import read_ledgers, read_task_labels
+from worldkit.run.record import load_rows
+from worldkit.run.results import ResultRow, check_rows
+
+__all__ = [
+    "REPORT_SCHEMA_VERSION",
+    "Mean",
+    "Report",
+    "Summary",
+    "build_report",
+    "load_report",
+    "render_html",
+    "render_text",
+    "report_json",
+    "summarize",
+]
+
+REPORT_SCHEMA_VERSION = 1
+_MODEL = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+_STATS = ("inspections", "tool_calls", "tool_calls_before_first_access")
+
+
+def _ratio(numerator: int, denominator: int) -> float | None:
+    return numerator / denominator if denominator else None
+
+
+class Mean(BaseModel):
+    """A per-run figure summed over the runs that recorded it."""
+
+    model_config = _MODEL
+
+    total: int
+    """Sum of the figure over `runs`."""
+    runs: int
+    """Runs that recorded the figure."""
+    missing: int
+    """Runs that did not record it (excluded from the mean)."""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def mean(self) -> float | None:
+        """total / runs, or None without runs."""
+        return _ratio(self.total, self.runs)
+
+
+class Summary(BaseModel):
+    """Counts for one group of result rows (e.g. one condition, or one task under one)."""
+
+    model_config = _MODEL
+
+    runs: int
+    """Distinct runs."""
+    executions: int
+    """Criterion executions (rows)."""
+    passed: int
+    """Graded executions that passed."""
+    failed: int
+    """Graded executions that failed."""
+    ungraded: int
+    """Executions without a verdict."""
+    accessed: int
+    """Executions whose evidence was accessed."""
+    not_accessed: int
+    """Executions whose evidence was not accessed."""
+    unknown: int
+    """Executions whose access label is unknown."""
+    accessed_pass: int
+    """Accessed and passed."""
+    accessed_fail: int
+    """Accessed and failed."""
+    not_accessed_pass: int
+    """Not accessed and passed."""
+    not_accessed_fail: int
+    """Not accessed and failed."""
+    inspections: Mean
+    """File/record inspections per run."""
+    tool_calls: Mean
+    """Tool calls per run."""
+    tool_calls_before_first_access: Mean
+    """Tool calls before the first sufficient access, per run."""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def graded(self) -> int:
+        """Executions with a verdict (the pass denominator)."""
+        return self.passed + self.failed
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def observable(self) -> int:
+        """Executions with a known access label (the access denominator)."""
+        return self.accessed + self.not_accessed
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def pass_rate(self) -> float | None:
+        """passed / graded."""
+        return _ratio(self.passed, self.graded)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def access_rate(self) -> float | None:
+        """accessed / observable (unknown labels excluded)."""
+        return _ratio(self.accessed, self.observable)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def access_bounds(self) -> tuple[float, float] | None:
+        """Access rate over all executions with unknowns as not accessed, then as accessed."""
+        if not self.executions:
+            return None
+        return (self.accessed / self.executions,
+                (self.accessed + self.unknown) / self.executions)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def pass_given_access(self) -> float | None:
+        """accessed & passed / accessed & graded (descriptive)."""
+        return _ratio(self.accessed_pass, self.accessed_pass + self.accessed_fail)
+
+
+def summarize(rows: Iterable[ResultRow]) -> Summary:
+    """Count one group of rows; per-run figures are taken once per run."""
+    counts: dict[str, int] = defaultdict(int)
+    runs: dict[tuple[str, str], ResultRow] = {}
+    for row in rows:
+        runs.setdefault(row.run_key, row)
+        counts["executions"] += 1
+        verdict = {True: "pass", False: "fail", None: "ungraded"}[row.passed]
+        label = {True: "accessed", False: "not_accessed", None: "unknown"}[row.accessed]
+        counts[{"pass": "passed", "fail": "failed", "ungraded": "ungraded"}[verdict]] += 1
+        counts[label] += 1
+        if row.passed is not None and row.accessed is not None:
+            counts[f"{label}_{verdict}"] += 1
+    means = {}
+    for name in _STATS:
+        values = [getattr(row, name) for row in runs.values()]
+        known = [value for value in values if value is not None]
+        means[name] = Mean(total=sum(known), runs=len(known), missing=len(values) - len(known))
+    fields = ("executions", "passed", "failed", "ungraded", "accessed", "not_accessed", "unknown",
+              "accessed_pass", "accessed_fail", "not_accessed_pass", "not_accessed_fail")
+    return Summary(runs=len(runs), **{name: counts[name] for name in fields}, **means)
+
+
+class Report(BaseModel):
+    """Every table of a report, keyed by column label (a condition, or source and condition)."""
+
+    model_config = _MODEL
+
+    schema_version: Literal[1] = REPORT_SCHEMA_VERSION
+    """Version of the report format."""
+    columns: list[str]
+    """Column labels in display order (full before curated)."""
+    overall: dict[str, Summary]
+    """Column → summary of all its rows."""
+    by_packet: dict[str, Summary]
+    """Column split by curated packet → summary; empty when no run names a packet."""
+    by_task: dict[str, dict[str, Summary]]
+    """Task → column → summary."""
+    by_agent: dict[str, dict[str, Summary]]
+    """Agent → column → summary."""
+    task_labels: dict[str, str]
+    """Task id → readable label, where known."""
+
+
+def _grouped(rows: list[ResultRow], key: Callable[[ResultRow], str]) -> dict[str, Summary]:
+    groups: dict[str, list[ResultRow]] = defaultdict(list)
+    for row in rows:
+        groups[key(row)].append(row)
+    return {label: summarize(members) for label, members in groups.items()}
+
+
+def build_report(rows: Iterable[ResultRow], task_labels: dict[str, str] | None = None) -> Report:
+    """Summarize rows into every table; rows from several sources stay in separate columns.
+
+    Raises `InvalidResults` if the rows do not describe coherent runs (see `check_rows`).
+    """
+    ordered = check_rows(rows)
+    sources = sorted({row.source for row in ordered})
+
+    def column(row: ResultRow) -> str:
+        return row.condition if len(sources) == 1 else f"{row.source} {row.condition}"
+
+    def packet(row: ResultRow) -> str:
+        return f"{column(row)} ({row.packet})" if row.packet else column(row)
+
+    rank = {"full": 0, "curated": 1}
+    columns = sorted({column(row) for row in ordered},
+                     key=lambda label: (label.rsplit(" ", 1)[0] if len(sources) > 1 else "",
+                                        rank[label.rsplit(" ", 1)[-1]]))
+    by_packet: dict[str, Summary] = {}
+    if any(row.packet for row in ordered):
+        by_packet = _grouped(ordered, packet)
+    return Report(
+        columns=columns,
+        overall=_grouped(ordered, column),
+        by_packet=by_packet,
+        by_task={task: _grouped([r for r in ordered if r.task == task], column)
+                 for task in sorted({row.task for row in ordered})},
+        by_agent={agent: _grouped([r for r in ordered if r.agent == agent], column)
+                  for agent in sorted({row.agent for row in ordered})},
+        task_labels=dict(task_labels or {}),
+    )
+
+
+def load_report(runs: Sequence[Path] = (), ledgers: Path | None = None) -> Report:
+    """Read execution records under `runs` and/or a ledger release, and build the report."""
+    if not runs and ledgers is None:
+        raise UsageError("nothing to report: give one or more RUNS_DIR or --ledgers DIR")
+    rows = list(load_rows(runs)) if runs else []
+    labels: dict[str, str] = {}
+    if ledgers is not None:
+        rows += read_ledgers(ledgers)
+        labels = read_task_labels(ledgers)
+    return build_report(rows, labels)
+
+
+def report_json(report: Report) -> dict:
+    """The report as plain JSON data (counts, and rates as floats)."""
+    return report.model_dump(mode="json")
+
+
+# Formatting ------------------------------------------------------------------------------------
+
+def _fixed(value: Fraction, places: int = 1) -> str:
+    exact = Decimal(value.numerator) / Decimal(value.denominator)
+    return str(exact.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_EVEN))
+
+
+def _pct(numerator: int, denominator: int) -> str:
+    return _fixed(Fraction(numerator * 100, denominator)) + "%" if denominator else "–"
+
+
+def _share(numerator: int, denominator: int) -> str:
+    return f"{numerator}/{denominator} ({_pct(numerator, denominator)})" if denominator else "–"
+
+
+def _mean(mean: Mean) -> str:
+    if not mean.runs:
+        return "–"
+    text = _fixed(Fraction(mean.total, mean.runs))
+    return f"{text} (n={mean.runs})" if mean.missing else text
+
+
+def _delta(later: Fraction | None, earlier: Fraction | None, unit: str = " pp") -> str:
+    if later is None or earlier is None:
+        return "–"
+    text = _fixed(later - earlier)
+    return f"{'' if text.startswith('-') else '+'}{text}{unit}"
+
+
+def _rates(summary: Summary) -> tuple[Fraction | None, ...]:
+    def frac(numerator: int, denominator: int) -> Fraction | None:
+        return Fraction(100 * numerator, denominator) if denominator else None
+
+    def mean(value: Mean) -> Fraction | None:
+        return Fraction(value.total, value.runs) if value.runs else None
+
+    return (
+        frac(summary.passed, summary.graded),
+        frac(summary.accessed, summary.observable),
+        frac(summary.accessed_pass, summary.accessed_pass + summary.accessed_fail),
+        *(mean(getattr(summary, name)) for name in _STATS),
+    )
+
+
+TableSpec = tuple[str, list[str], list[list[str]]]
+
+
+def _outcome_table(title: str, summaries: dict[str, Summary], order: Sequence[str]) -> TableSpec:
+    cols = [summaries[label] for label in order]
+
+    def line(name: str, cell: Callable[[Summary], str]) -> list[str]:
+        return [name, *(cell(s) for s in cols)]
+
+    rows = [
+        line("Runs", lambda s: str(s.runs)),
+        line("Criterion executions", lambda s: str(s.executions)),
+        line("Passed / graded", lambda s: _share(s.passed, s.graded)),
+        line("Ungraded", lambda s: str(s.ungraded)),
+        line("Accessed / observable", lambda s: _share(s.accessed, s.observable)),
+        line("Unknown access labels", lambda s: f"{s.unknown} ({_pct(s.unknown, s.executions)})"),
+        line("Access bounds (unknown as not / as accessed)",
+             lambda s: f"{_pct(s.accessed, s.executions)} – "
+                       f"{_pct(s.accessed + s.unknown, s.executions)}"),
+        line("Pass given access",
+             lambda s: _share(s.accessed_pass, s.accessed_pass + s.accessed_fail)),
+        line("Accessed, pass", lambda s: str(s.accessed_pass)),
+        line("Accessed, fail", lambda s: str(s.accessed_fail)),
+        line("Not accessed, pass", lambda s: str(s.not_accessed_pass)),
+        line("Not accessed, fail", lambda s: str(s.not_accessed_fail)),
+        line("Mean file/record inspections per run", lambda s: _mean(s.inspections)),
+        line("Mean tool calls per run", lambda s: _mean(s.tool_calls)),
+        line("Mean tool calls before first access",
+             lambda s: _mean(s.tool_calls_before_first_access)),
+    ]
+    return title, ["Outcome", *order], rows
+
+
+def _pairs(columns: list[str]) -> list[tuple[str, str, str]]:
+    """(label, full column, curated column) for each source that has both conditions."""
+    pairs = []
+    for full in columns:
+        if full.endswith("full"):
+            curated = full[: -len("full")] + "curated"
+            if curated in columns:
+                pairs.append((f"{full[: -len('full')]}Δ curated - full", full, curated))
+    return pairs
+
+
+def _group_table(title: str, name: str, groups: dict[str, dict[str, Summary]],
+                 columns: list[str], labels: dict[str, str]) -> TableSpec:
+    header = [name, "Condition", "Runs", "Pass", "Access", "Pass | access", "Inspections",
+              "Tool calls", "Before access"]
+    rows = []
+    for group, summaries in groups.items():
+        title_cell = f"{group} {labels[group]}" if group in labels else group
+        for label in columns:
+            if label not in summaries:
+                continue
+            s = summaries[label]
+            rows.append([title_cell, label, str(s.runs), _share(s.passed, s.graded),
+                         _share(s.accessed, s.observable),
+                         _pct(s.accessed_pass, s.accessed_pass + s.accessed_fail),
+                         *(_mean(getattr(s, stat)) for stat in _STATS)])
+            title_cell = ""
+        for delta_label, full, curated in _pairs(columns):
+            if full in summaries and curated in summaries:
+                after, before = _rates(summaries[curated]), _rates(summaries[full])
+                rows.append(["", delta_label, "",
+                             *(_delta(a, b, " pp" if i < 3 else "")
+                               for i, (a, b) in enumerate(zip(after, before, strict=True)))])
+    return title, header, rows
+
+
+def _tables(report: Report) -> list[TableSpec]:
+    tables = [_outcome_table("Raw outcomes by condition", report.overall, report.columns)]
+    if report.by_packet:
+        tables.append(_outcome_table("Raw outcomes by curated packet", report.by_packet,
+                                     sorted(report.by_packet, key=_packet_rank(report))))
+    tables.append(_group_table("By task", "Task", report.by_task, report.columns,
+                               report.task_labels))
+    tables.append(_group_table("By agent", "Agent", report.by_agent, report.columns, {}))
+    return tables
+
+
+def _packet_rank(report: Report) -> Callable[[str], tuple[int, str]]:
+    def rank(label: str) -> tuple[int, str]:
+        base = next(i for i, c in enumerate(report.columns)
+                    if label == c or label.startswith(c + " ("))
+        return base, label
+    return rank
+
+
+def render_text(report: Report, width: int = 240) -> str:
+    """The tables as plain text (no colour), identical on every terminal."""
+    out = io.StringIO()
+    console = Console(file=out, width=width, color_system=None, force_terminal=False,
+                      highlight=False, emoji=False, markup=False)
+    for title, header, rows in _tables(report):
+        table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", highlight=False)
+        for index, name in enumerate(header):
+            text = index == 0 or name == "Condition"
+            table.add_column(name, justify="left" if text else "right", no_wrap=True)
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+    return "\n".join(line.rstrip() for line in out.getvalue().splitlines()) + "\n"
+
+
+# HTML and SVG charts ---------------------------------------------------------------------------
+
+_PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860")
+
+
+def _legend(series: Sequence[str], x: int, y: int) -> list[str]:
+    parts = []
+    for i, name in enumerate(series):
+        parts.append(f'<rect x="{x}" y="{y + 16 * i}" width="10" height="10" '
+                     f'fill="{_PALETTE[i % len(_PALETTE)]}"/>'
+                     f'<text x="{x + 14}" y="{y + 9 + 16 * i}">{escape(name)}</text>')
+    return parts
+
+
+def _bars(title: str, groups: Sequence[str], series: Sequence[str],
+          values: Sequence[Sequence[float | None]], unit: str = "") -> Markup:
+    """Grouped vertical bars: values[group][series]."""
+    known = [v for row in values for v in row if v is not None]
+    top = (100.0 if unit == "%" else max(known, default=0.0)) or 1.0
+    bar, gap, height, left, base = 18, 14, 160, 40, 190
+    width = left + len(groups) * (len(series) * bar + gap) + 160
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="240" '
+             f'font-family="sans-serif" font-size="10"><title>{escape(title)}</title>',
+             f'<line x1="{left - 4}" y1="{base}" x2="{width - 160}" y2="{base}" stroke="#999"/>']
+    for g, (group, row) in enumerate(zip(groups, values, strict=True)):
+        x0 = left + g * (len(series) * bar + gap)
+        for s, value in enumerate(row):
+            if value is None:
+                continue
+            h = round(height * value / top, 1)
+            x = x0 + s * bar
+            parts.append(f'<rect x="{x}" y="{round(base - h, 1)}" width="{bar - 2}" height="{h}" '
+                         f'fill="{_PALETTE[s % len(_PALETTE)]}"><title>{escape(group)} · '
+                         f'{escape(series[s])}: {value:.1f}{unit}</title></rect>'
+                         f'<text x="{x + (bar - 2) / 2}" y="{round(base - h - 3, 1)}" '
+                         f'text-anchor="middle" font-size="8">{value:.0f}</text>')
+        parts.append(f'<text x="{x0 + len(series) * bar / 2}" y="{base + 14}" '
+                     f'text-anchor="middle">{escape(group)}</text>')
+    parts += _legend(series, width - 150, 20)
+    parts.append("</svg>")
+    return Markup("".join(parts))
+
+
+def _stacked(title: str, groups: Sequence[str], segments: Sequence[str],
+             counts: Sequence[Sequence[int]]) -> Markup:
+    """One horizontal 100% bar per group, split into segments."""
+    left, span, row_h = 140, 360, 26
+    height = 20 + row_h * len(groups) + 16 * len(segments)
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{left + span + 20}" '
+             f'height="{height}" font-family="sans-serif" font-size="10">'
+             f'<title>{escape(title)}</title>']
+    for g, (group, row) in enumerate(zip(groups, counts, strict=True)):
+        y, x, total = 10 + g * row_h, float(left), sum(row) or 1
+        parts.append(f'<text x="{left - 6}" y="{y + 13}" text-anchor="end">{escape(group)}</text>')
+        for s, count in enumerate(row):
+            w = round(span * count / total, 1)
+            parts.append(f'<rect x="{round(x, 1)}" y="{y}" width="{w}" height="18" '
+                         f'fill="{_PALETTE[s % len(_PALETTE)]}"><title>{escape(group)} · '
+                         f'{escape(segments[s])}: {count}</title></rect>')
+            if w > 22:
+                parts.append(f'<text x="{round(x + w / 2, 1)}" y="{y + 13}" text-anchor="middle" '
+                             f'fill="#fff">{count}</text>')
+            x += w
+    parts += _legend(segments, left, 14 + row_h * len(groups))
+    parts.append("</svg>")
+    return Markup("".join(parts))
+
+
+def _charts(report: Report) -> list[tuple[str, Markup]]:
+    cols = report.columns
+
+    def pct(value: float | None) -> float | None:
+        return None if value is None else 100 * value
+
+    overall = [report.overall[c] for c in cols]
+    charts = [
+        ("Pass and access by condition", _bars(
+            "Pass and access by condition", cols, ["pass", "access", "pass given access"],
+            [[pct(s.pass_rate), pct(s.access_rate), pct(s.pass_given_access)] for s in overall],
+            "%")),
+        ("Joint access and pass counts", _stacked(
+            "Joint access and pass counts", cols,
+            ["accessed, pass", "accessed, fail", "not accessed, pass", "not accessed, fail"],
+            [[s.accessed_pass, s.accessed_fail, s.not_accessed_pass, s.not_accessed_fail]
+             for s in overall])),
+        ("Search burden, mean per run", _bars(
+            "Search burden, mean per run", ["inspections", "tool calls", "before access"], cols,
+            [[getattr(s, stat).mean for s in overall] for stat in _STATS])),
+        ("Pass by task", _bars(
+            "Pass by task", list(report.by_task), cols,
+            [[pct(g[c].pass_rate) if c in g else None for c in cols]
+             for g in report.by_task.values()], "%")),
+        ("Pass and access by agent", _bars(
+            "Pass and access by agent", list(report.by_agent),
+            [f"{c} {m}" for c in cols for m in ("pass", "access")],
+            [[pct(getattr(g[c], m)) if c in g else None for c in cols
+              for m in ("pass_rate", "access_rate")] for g in report.by_agent.values()], "%")),
+    ]
+    return charts
+
+
+_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>worldkit report</title>
+<style>body{font-family:sans-serif;margin:2em;max-width:72em}table{border-collapse:collapse;
+margin:0 0 2em}th,td{padding:.2em .7em;border-bottom:1px solid #ddd;text-align:right}
+th:first-child,td:first-child,th:nth-child(2),td:nth-child(2){text-align:left}
+figure{display:inline-block;margin:0 2em 2em 0}figcaption{font-weight:bold}</style></head>
+<body><h1>worldkit report</h1>
+<p>Pass uses graded executions; access uses observable labels (unknown excluded); pass given
+access is descriptive; search burden is a mean per run.</p>
+<h2>Charts</h2>
+{% for caption, svg in charts %}<figure><figcaption>{{ caption }}</figcaption>{{ svg }}</figure>
+{% endfor %}
+{% for title, header, rows in tables %}<h2>{{ title }}</h2>
+<table><thead><tr>{% for cell in header %}<th>{{ cell }}</th>{% endfor %}</tr></thead><tbody>
+{% for row in rows %}<tr>{% for cell in row %}<td>{{ cell }}</td>{% endfor %}</tr>
+{% endfor %}</tbody></table>
+{% endfor %}</body></html>
+"""
+
+
+def render_html(report: Report) -> str:
+    """A self-contained HTML page: the tables and inline SVG charts, no scripts."""
+    environment = jinja2.Environment(autoescape=True, keep_trailing_newline=True,
+                                     undefined=jinja2.StrictUndefined)
+    return environment.from_string(_PAGE).render(charts=_charts(report), tables=_tables(report))

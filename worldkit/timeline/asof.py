@@ -1,0 +1,108 @@
+"""Fold a revision to a date. Nothing dated after D may survive this module.
+
+Pure: no I/O, no clock. A record seen at D shows only its events dated ≤ D.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from worldkit.world.models import Document, Message, Record
+from worldkit.world.state import WorldState
+
+
+def document_exists(doc: Document, date: dt.date) -> bool:
+    return doc.visible_from <= date and (doc.visible_until is None or date < doc.visible_until)
+
+
+@dataclass(frozen=True)
+class RecordView:
+    """A record's state as of a date."""
+
+    record: Record
+    status: str | None
+    fields: dict[str, Any]
+    events: tuple[dict[str, Any], ...]
+    created: dt.date
+    updated: dt.date
+
+    @property
+    def id(self) -> str:
+        return self.record.id
+
+    def as_json(self, visible_links: list[str]) -> dict[str, Any]:
+        rec = self.record
+        return {
+            "id": rec.id,
+            "system": rec.system,
+            "type": rec.type,
+            "title": rec.title,
+            "status": self.status,
+            "owner": rec.owner,
+            "department": rec.department,
+            "classification": rec.classification.value,
+            "created": self.created.isoformat(),
+            "updated": self.updated.isoformat(),
+            "fields": self.fields,
+            "links": visible_links,
+            "history": list(self.events),
+        }
+
+
+def fold_record(record: Record, date: dt.date) -> RecordView | None:
+    """The record's state on `date`, or None if it does not exist yet."""
+    events = sorted(
+        (pair for pair in enumerate(record.events) if pair[1].date <= date), key=lambda pair: (pair[1].date, pair[0])
+    )
+    if not events or events[0][1].kind != "created":
+        return None
+    status: str | None = None
+    fields: dict[str, Any] = {}
+    history: list[dict[str, Any]] = []
+    for _, event in events:
+        if event.status is not None:
+            status = event.status
+        if event.kind in ("created", "update", "correction"):
+            fields.update(event.fields)
+        entry: dict[str, Any] = {"date": event.date.isoformat(), "kind": event.kind}
+        if event.by:
+            entry["by"] = event.by
+        if event.status is not None:
+            entry["status"] = event.status
+        if event.fields:
+            entry["fields"] = event.fields
+        if event.note:
+            entry["note"] = event.note
+        history.append(entry)
+    return RecordView(
+        record=record,
+        status=status,
+        fields=dict(sorted(fields.items())),
+        events=tuple(history),
+        created=events[0][1].date,
+        updated=events[-1][1].date,
+    )
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything that exists on `date` in one revision (before any access decision)."""
+
+    state: WorldState
+    date: dt.date
+    documents: dict[str, Document]
+    records: dict[str, RecordView]
+    messages: dict[str, Message]
+
+
+def as_of(state: WorldState, date: dt.date) -> Snapshot:
+    documents = {k: d for k, d in state.documents.items() if document_exists(d, date)}
+    records: dict[str, RecordView] = {}
+    for key, rec in state.records.items():
+        view = fold_record(rec, date)
+        if view is not None:
+            records[key] = view
+    messages = {k: m for k, m in state.messages.items() if m.date <= date}
+    return Snapshot(state=state, date=date, documents=documents, records=records, messages=messages)

@@ -21,6 +21,11 @@ _COMMAND_MODULES = [
     "schema",
     "report",
     "log",
+    "infoorg_group",
+    "infoorg_build",
+    "infoorg_score",
+    "serve",
+    "overlay",
 ]
 
 app = typer.Typer(
@@ -32,6 +37,12 @@ app = typer.Typer(
 )
 
 _state = {"debug": False}
+
+try:  # typer ≥ 0.2x vendors its own click exceptions beside the real click's
+    from typer._click.exceptions import ClickException as _TyperClickException
+except ImportError:  # pragma: no cover - older typer
+    _TyperClickException = click.ClickException
+_CLICK_ERRORS = (click.ClickException, _TyperClickException)
 
 
 def _version(value: bool) -> None:
@@ -68,7 +79,7 @@ def run(argv: list[str] | None = None) -> int:
         return int(error.exit_code)
     except click.exceptions.Exit as done:
         return int(done.exit_code)
-    except click.ClickException as error:
+    except _CLICK_ERRORS as error:
         error.show()
         return int(ExitCode.USAGE)
     except click.exceptions.Abort:

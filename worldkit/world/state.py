@@ -5,11 +5,13 @@ Pure data; never reads files (the loader builds it) and never renders.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from worldkit.canon import sha256_bytes, sha256_json
+from worldkit.canon import canonical_json, sha256_bytes
 from worldkit.world.models import (
     COLLECTIONS,
     Company,
@@ -73,8 +75,29 @@ class WorldState:
 
     @cached_property
     def digest(self) -> str:
-        """SHA-256 of the canonical JSON of the whole state (the revision digest)."""
-        return sha256_json(self.canonical())
+        """SHA-256 of the canonical JSON of the whole state (the revision digest).
+
+        Streamed entity by entity: the bytes hashed are exactly `canonical_json(self.canonical())`
+        without ever holding that string (or the dict) for a large world.
+        """
+        head = {"world": self.world_id, "company": self.company.model_dump(mode="json"), "templates": self.template_digests}
+        digest = hashlib.sha256()
+        keys = sorted([*head, *COLLECTIONS])
+        digest.update(b"{")
+        for index, key in enumerate(keys):
+            digest.update(("," if index else "").encode() + json.dumps(key).encode() + b":")
+            if key in head:
+                digest.update(canonical_json(head[key]).rstrip("\n").encode("utf-8"))
+                continue
+            items = self.collection(key)
+            digest.update(b"[")
+            for n, item_id in enumerate(sorted(items)):
+                if n:
+                    digest.update(b",")
+                digest.update(canonical_json(items[item_id].model_dump(mode="json")).rstrip("\n").encode("utf-8"))
+            digest.update(b"]")
+        digest.update(b"}\n")
+        return digest.hexdigest()
 
     def date_span(self) -> tuple[Any, Any] | None:
         dates = [d.visible_from for d in self.documents.values()]

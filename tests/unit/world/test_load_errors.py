@@ -63,3 +63,10 @@ def test_unknown_world_lists_choices(tmp_path: Path) -> None:
 
     with pytest.raises(UsageError, match="Available worlds: .*pharmaco_demo"):
         load_world("no-such-world")
+
+
+def test_streamed_digest_equals_canonical_json_digest(tmp_path: Path) -> None:
+    from worldkit.canon import sha256_json
+
+    state = _load(WorldSpec(), tmp_path).revision("r2")
+    assert state.digest == sha256_json(state.canonical())

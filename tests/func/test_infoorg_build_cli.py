@@ -1,0 +1,126 @@
+"""`worldkit infoorg build` and `worldkit infoorg baselines` end to end."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.jira_export import write_jira_export
+from worldkit._cli.main import run
+
+MANIFESTS = Path(__file__).resolve().parents[2] / "manifests" / "infoorg"
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = run(["infoorg", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture()
+def export(tmp_path: Path) -> Path:
+    return write_jira_export(tmp_path / "export")
+
+
+def test_build_thread_writes_then_matches_its_manifest(capsys, tmp_path: Path, export: Path) -> None:
+    manifest = tmp_path / "thread.json"
+    code, out, err = cli(capsys, "build", "--family", "thread", "--source", str(export),
+                         "--out", str(tmp_path / "a"), "--tasks", "3", "--manifest", str(manifest),
+                         "--write-manifest")
+    assert (code, err) == (0, "")
+    assert out == (f"built 3 thread packets (124 records) in {tmp_path / 'a'}\n"
+                   f"manifest {manifest}: written\n")
+    code, out, _ = cli(capsys, "build", "--family", "thread", "--source", str(export),
+                       "--out", str(tmp_path / "b"), "--tasks", "3", "--manifest", str(manifest))
+    assert code == 0 and out.endswith(f"manifest {manifest}: matches\n")
+    packet = tmp_path / "b" / "thread-001"
+    assert sorted(p.name for p in packet.iterdir()) == ["candidate", "packet.json", "verifier"]
+    assert (packet / "candidate" / "request.md").read_text(encoding="utf-8").startswith(
+        "You are organizing a collection of text records")
+    assert (packet / "candidate" / "inbox" / "F001.txt").is_file()
+
+
+def test_build_reports_a_manifest_mismatch(capsys, tmp_path: Path, export: Path) -> None:
+    manifest = tmp_path / "thread.json"
+    cli(capsys, "build", "--family", "thread", "--source", str(export), "--out",
+        str(tmp_path / "a"), "--tasks", "3", "--manifest", str(manifest), "--write-manifest")
+    code, out, err = cli(capsys, "build", "--family", "thread", "--source", str(export),
+                         "--out", str(tmp_path / "b"), "--tasks", "3", "--seed", "4",
+                         "--manifest", str(manifest))
+    assert code == 1 and out == ""
+    assert err == (f"error: {manifest}: committed for family thread seed 0, built family thread "
+                   "seed 4; rebuild from the pinned source with the committed seed, or "
+                   "regenerate the manifest with --write-manifest if the change is intended\n")
+
+
+def test_build_absent_manifest_and_json(capsys, tmp_path: Path, export: Path) -> None:
+    code, out, _ = cli(capsys, "build", "--family", "thread", "--source", str(export), "--out",
+                       str(tmp_path / "a"), "--tasks", "2", "--manifest",
+                       str(tmp_path / "none.json"), "--json")
+    assert code == 0
+    result = json.loads(out)
+    assert result["manifest_status"] == "absent" and result["tasks"] == 2
+    assert set(result) == {"family", "seed", "out", "tasks", "records", "manifest", "manifest_status"}
+
+
+def test_build_usage_errors(capsys, tmp_path: Path, export: Path) -> None:
+    out_dir = tmp_path / "a"
+    args = ["build", "--family", "thread", "--source", str(export), "--out", str(out_dir),
+            "--tasks", "1", "--manifest", str(tmp_path / "m.json")]
+    assert cli(capsys, *args)[0] == 0
+    code, _, err = cli(capsys, *args)
+    assert code == 2 and err == f"error: {out_dir} is not empty; pass --force to replace the " \
+                                "packets in it, or choose another --out\n"
+    assert cli(capsys, *args, "--force")[0] == 0
+    code, _, err = cli(capsys, "build", "--family", "thread", "--source", str(export), "--out",
+                       str(tmp_path / "b"), "--tasks", "9")
+    assert code == 3 and "yields only 3 eligible bundles" in err
+    code, _, err = cli(capsys, "build", "--family", "recap", "--source", str(tmp_path / "nope"),
+                       "--out", str(tmp_path / "c"))
+    assert code == 3 and err == f"error: {tmp_path / 'nope'}: no such file or directory; pass " \
+                                "--source the source folder\n"
+
+
+def test_baselines_table_through_the_organizer_tools(capsys, export: Path) -> None:
+    code, out, err = cli(capsys, "baselines", "--family", "thread", "--source", str(export),
+                         "--tasks", "2")
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[0] == "thread: mean Structure Score of the text-only baselines over 2 tasks (0-100)"
+    assert lines[1] == "baseline       worldkit   paper"
+    assert [line[:14].strip() for line in lines[2:6]] == [
+        "Filed flat", "Fixed cuts", "Random shape", "Silhouette"]
+    assert re.fullmatch(r"Filed flat {10}0\.0 {5}0\.0", lines[2])
+    assert lines[5].endswith("34.0")
+    assert lines[6].startswith("silhouette parent groups: mean ")
+
+
+def test_baselines_json_is_the_same_whichever_way_moves_are_applied(capsys, export: Path) -> None:
+    results = []
+    for apply in ("mcp", "disk"):
+        code, out, _ = cli(capsys, "baselines", "--family", "thread", "--source", str(export),
+                           "--tasks", "1", "--apply", apply, "--json")
+        assert code == 0
+        results.append(json.loads(out))
+    assert results[0] == results[1]
+    assert results[0]["per_task"][0]["task_id"] == "thread-001"
+
+
+@pytest.mark.parametrize(("family", "folder"), [("design", "kep"), ("recap", "ami")])
+def test_first_tasks_match_the_committed_manifest(
+    capsys, tmp_path: Path, shared_data: Path, family: str, folder: str
+) -> None:
+    code, out, err = cli(capsys, "build", "--family", family, "--source",
+                         str(shared_data / folder), "--out", str(tmp_path / "p"), "--tasks", "3",
+                         "--manifest", str(MANIFESTS / f"{family}.json"))
+    assert (code, err) == (0, "")
+    assert out.endswith("matches (the first tasks of the committed manifest)\n")
+
+
+@pytest.mark.parametrize("command", ["build", "baselines"])
+def test_commands_have_help(capsys, command: str) -> None:
+    code, out, _ = cli(capsys, command, "--help")
+    assert code == 0 and "--family" in out and "--source" in out

@@ -1,0 +1,182 @@
+"""`worldkit infoorg score` and `score-trees` end to end: JSON, tables, errors and exit codes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from worldkit._cli.main import run
+from worldkit.infoorg.reference import Reference, ReferenceRecord
+
+D3_REFERENCE = {
+    "a": ["A", "X"], "b": ["A", "X"], "c": ["A", "X"], "d": ["B", "Y"], "e": ["B", "Y"],
+    "f": ["B", "Z"], "g": ["B", "Z"],
+}  # fmt: skip
+D3_OUTPUT = dict(D3_REFERENCE, a=["A", "Xa"], b=["A", "Xa"], c=["A", "Xb"])
+
+D3_TABLE = """\
+valid         yes
+records       7
+S             100.00
+F1_bal        100.00  (recall 100.00, precision 100.00)
+E             100.00  (penalty 0.00)
+triplet F1    98.55
+category      both
+clade F1      88.89
+exact         no
+
+level          g        o        m   agreed conflict    unres
+parent        30       30       30       30        0        0
+leaf           4        4        4        4        0        0
+2              0        1        0        0        0        0
+unsupported refinement: 1 triples
+"""
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = run(["infoorg", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def write(path: Path, value: object) -> Path:
+    path.write_text(json.dumps(value), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def trees(tmp_path: Path) -> tuple[Path, Path]:
+    return write(tmp_path / "ref.json", D3_REFERENCE), write(tmp_path / "out.json", D3_OUTPUT)
+
+
+def test_score_trees_json(capsys, trees) -> None:
+    code, out, err = cli(capsys, "score-trees", str(trees[0]), str(trees[1]), "--json")
+    assert code == 0 and err == ""
+    result = json.loads(out)
+    assert result["S"] == 1.0 and result["f1_bal"] == 1.0 and result["E"] == 1.0
+    assert result["clade_f1"] == pytest.approx(8 / 9) and result["exact"] is False
+    assert result["category"] == "both"
+    assert result["triplet_f1"] == pytest.approx(2 * (34 / 35) / (1 + 34 / 35))
+    assert result["levels"]["0"] == {
+        "g": 30, "o": 30, "m": 30, "agreed": 30, "conflicting": 0, "unresolved": 0
+    }  # fmt: skip
+    assert result["levels"]["1"]["g"] == 4 and result["levels"]["2"]["o"] == 1
+
+
+def test_score_trees_table(capsys, trees) -> None:
+    code, out, err = cli(capsys, "score-trees", str(trees[0]), str(trees[1]))
+    assert (code, out, err) == (0, D3_TABLE, "")
+
+
+def test_an_invalid_output_prints_s_zero_and_exits_1(capsys, tmp_path, trees) -> None:
+    bad = write(tmp_path / "bad.json", dict(D3_OUTPUT, a=["A", "X1"]))
+    code, out, err = cli(capsys, "score-trees", str(trees[0]), str(bad), "--json")
+    assert code == 1
+    assert json.loads(out)["S"] == 0.0 and json.loads(out)["valid"] is False
+    assert err == (
+        f"error: {bad} is not a valid output, so S = 0: record a: folder name 'X1' looks like a "
+        "record id (a capital letter followed by digits); rename the folder\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"a": ', "not valid JSON (line 1, column 7: Expecting value)"),
+        ('["a"]', "the top level is a JSON list; expected an object"),
+        ("{}", "holds no records; add at least one record id"),
+        ('{"a": "A/X"}', 'record a: the path must be a list of folder-name strings (got "A/X")'),
+    ],
+)
+def test_malformed_files_exit_3_naming_the_file(capsys, tmp_path, trees, content, message) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text(content)
+    code, out, err = cli(capsys, "score-trees", str(trees[0]), str(broken))
+    assert code == 3 and out == ""
+    assert err.startswith(f"error: {broken}: {message}")
+
+
+def test_a_bad_reference_name_exits_3(capsys, tmp_path, trees) -> None:
+    ref = write(tmp_path / "r.json", dict(D3_REFERENCE, a=["A", "X1"]))
+    code, _, err = cli(capsys, "score-trees", str(ref), str(trees[1]))
+    assert code == 3
+    assert err == (
+        f"error: {ref}: reference record a: folder name 'X1' looks like a record id (a capital "
+        "letter followed by digits); fix the reference hierarchy\n"
+    )
+
+
+def test_a_missing_file_exits_3(capsys, tmp_path, trees) -> None:
+    code, _, err = cli(capsys, "score-trees", str(tmp_path / "nope.json"), str(trees[1]))
+    assert code == 3 and "nope.json: file not found" in err
+
+
+# ---- score --packet --workspace ---------------------------------------------------------------
+
+
+def make_packet(root: Path) -> Path:
+    packet = root / "packet"
+    (packet / "candidate" / "inbox").mkdir(parents=True)
+    (packet / "verifier").mkdir()
+    records = {}
+    for i, path in enumerate([("m1", "s1"), ("m1", "s1"), ("m1", "s2"), ("m2", "s1")], start=1):
+        data = f"sentence {i}\n".encode()
+        (packet / "candidate" / "inbox" / f"F00{i}.txt").write_bytes(data)
+        records[f"F00{i}"] = ReferenceRecord(
+            path=path, sha256=hashlib.sha256(data).hexdigest(), source="fixture"
+        )
+    reference = Reference(schema_version=1, records=records)
+    (packet / "verifier" / "reference.json").write_text(reference.canonical_json())
+    return packet
+
+
+def test_score_a_workspace(capsys, tmp_path) -> None:
+    packet = make_packet(tmp_path)
+    ws = tmp_path / "ws"
+    shutil.copytree(packet / "candidate", ws)
+    for record, folder in {"F001": "a/b", "F002": "a/b", "F003": "a/c", "F004": "d"}.items():
+        (ws / folder).mkdir(parents=True, exist_ok=True)
+        (ws / "inbox" / f"{record}.txt").rename(ws / folder / f"{record}.txt")
+    code, out, err = cli(capsys, "score", "--packet", str(packet), "--workspace", str(ws), "--json")
+    assert (code, err) == (0, "")
+    result = json.loads(out)
+    assert result["valid"] and result["S"] == pytest.approx(1.0) and result["category"] == "both"
+
+
+def test_score_an_invalid_workspace(capsys, tmp_path) -> None:
+    packet = make_packet(tmp_path)
+    ws = tmp_path / "ws"
+    shutil.copytree(packet / "candidate", ws)
+    (ws / "inbox" / "F002.txt").write_text("changed")
+    code, out, err = cli(capsys, "score", "--packet", str(packet), "--workspace", str(ws))
+    assert code == 1
+    assert out.startswith("valid         no\nrecords       4\nS             0.00\nproblems:\n")
+    assert err == (
+        f"error: workspace {ws} is not a valid output, so S = 0: record F002 at inbox/F002.txt "
+        "does not match its original bytes; records must not be edited\n"
+    )
+
+
+def test_score_needs_existing_directories(capsys, tmp_path) -> None:
+    code, _, err = cli(
+        capsys, "score", "--packet", str(tmp_path / "p"), "--workspace", str(tmp_path)
+    )
+    assert code == 2
+    missing = tmp_path / "p"
+    assert err == f"error: --packet {missing} is not a directory; pass an existing directory\n"
+
+
+def test_a_packet_without_reference_exits_3(capsys, tmp_path) -> None:
+    code, _, err = cli(capsys, "score", "--packet", str(tmp_path), "--workspace", str(tmp_path))
+    assert code == 3 and "no reference found" in err and "verifier/reference.json" in err
+
+
+@pytest.mark.parametrize("command", [["score"], ["score-trees"], []])
+def test_every_infoorg_scoring_command_has_help(capsys, command) -> None:
+    code = run(["infoorg", *command, "--help"])
+    out, _ = capsys.readouterr()
+    assert code == 0 and "Usage:" in out and len(out) > 200

@@ -1,0 +1,154 @@
+"""The organizer MCP server over the in-memory client, in the newest and the legacy protocol."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from worldkit.canon import sha256_json
+from worldkit.mcp.organizer import build_organizer_server
+
+MODES = ["auto", "legacy"]
+
+
+class RecordingLog:
+    """An event sink that keeps what it is given (the EventSink protocol)."""
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+
+    def append(self, tool, arguments, outcome, result_digest, detail=None, state_change=None):
+        self.events.append(
+            dict(
+                tool=tool,
+                arguments=arguments,
+                outcome=outcome,
+                result_digest=result_digest,
+                detail=detail,
+                state_change=state_change,
+            )
+        )
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    (tmp_path / "ws" / "inbox").mkdir(parents=True)
+    for i in range(1, 6):
+        (tmp_path / "ws" / "inbox" / f"F00{i}.txt").write_text(f"Minutes {i}: budget review.\n")
+    return tmp_path / "ws"
+
+
+def session(server, mode: str, calls):
+    async def go():
+        async with Client(server, mode=mode) as client:
+            return await calls(client)
+
+    return asyncio.run(go())
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_five_tools_with_schemas_and_hints(ws: Path, mode: str) -> None:
+    async def calls(client):
+        return (await client.list_tools()).tools
+
+    tools = {t.name: t for t in session(build_organizer_server(ws), mode, calls)}
+    assert sorted(tools) == [
+        "check_inventory", "list_files", "move_files", "read_file", "search_files"
+    ]
+    for name, tool in tools.items():
+        assert tool.output_schema is not None, name
+        assert tool.annotations.read_only_hint is (name != "move_files")
+        assert tool.annotations.destructive_hint is False
+    limit = tools["list_files"].input_schema["properties"]["limit"]
+    assert limit["maximum"] == 200
+    assert tools["read_file"].input_schema["properties"]["length"]["maximum"] == 100_000
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_session_through_the_tools(ws: Path, mode: str) -> None:
+    async def calls(client):
+        out = {}
+        out["list"] = await client.call_tool("list_files", {"limit": 2})
+        out["read"] = await client.call_tool("read_file", {"id": "F003", "offset": 0, "length": 9})
+        out["search"] = await client.call_tool("search_files", {"query": "BUDGET"})
+        out["move"] = await client.call_tool(
+            "move_files", {"ids": ["F001", "F002"], "destination": ["reviews", "budget"]}
+        )
+        out["bad"] = await client.call_tool(
+            "move_files", {"ids": ["F003"], "destination": ["reviews", "F3"]}
+        )
+        out["inventory"] = await client.call_tool("check_inventory", {})
+        return out
+
+    out = session(build_organizer_server(ws), mode, calls)
+    listing = out["list"].structured_content
+    assert [e["id"] for e in listing["entries"]] == ["F001", "F002"] and listing["next_offset"] == 2
+    assert out["read"].structured_content["text"] == "Minutes 3"
+    assert len(out["search"].structured_content["matches"]) == 5
+    assert [m["id"] for m in out["move"].structured_content["moved"]] == ["F001", "F002"]
+    assert out["bad"].is_error
+    assert "folder name 'F3' looks like a record id" in out["bad"].content[0].text
+    inventory = out["inventory"].structured_content
+    assert inventory["intact"] and inventory["unplaced"] == ["F003", "F004", "F005"]
+    assert (ws / "reviews" / "budget" / "F001.txt").is_file()
+    assert not (ws / "reviews" / "F3").exists()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_every_call_goes_to_the_event_log(ws: Path, mode: str) -> None:
+    log = RecordingLog()
+
+    async def calls(client):
+        results = [
+            await client.call_tool("list_files", {}),
+            await client.call_tool("read_file", {"id": "F404"}),
+            await client.call_tool("list_files", {"limit": 1000}),
+            await client.call_tool("no_such_tool", {}),
+            await client.call_tool("move_files", {"ids": ["F001"], "destination": ["a"]}),
+        ]
+        return results
+
+    results = session(build_organizer_server(ws, event_log=log), mode, calls)
+    outcomes = [(e["tool"], e["outcome"]) for e in log.events]
+    assert outcomes == [
+        ("list_files", "ok"),
+        ("read_file", "denied"),
+        ("list_files", "error"),
+        ("no_such_tool", "error"),
+        ("move_files", "ok"),
+    ]
+    assert log.events[0]["result_digest"] == sha256_json(results[0].structured_content)
+    assert "unknown record id 'F404'" in log.events[1]["detail"]["reason"]
+    assert log.events[1]["arguments"] == {"id": "F404"}
+    assert log.events[4]["state_change"] == {
+        "kind": "infoorg.move_files",
+        "moves": [{"id": "F001", "from": ["inbox"], "to": ["a"]}],
+    }
+    assert all(e["state_change"] is None for e in log.events[:4])
+
+
+@pytest.mark.slow
+def test_the_stdio_entry_point_serves_the_sdk_client(ws: Path) -> None:
+    import sys
+
+    from mcp import StdioServerParameters
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "worldkit.mcp.organizer", "--workspace", str(ws)],
+        cwd=str(Path(__file__).resolve().parents[3]),
+    )
+
+    async def calls(client):
+        moved = await client.call_tool("move_files", {"ids": ["F005"], "destination": ["x"]})
+        listing = await client.call_tool("list_files", {"offset": 4})
+        return moved, listing
+
+    moved, listing = session(params, "legacy", calls)
+    assert not moved.is_error
+    entries = listing.structured_content["entries"]
+    assert entries == [{"id": "F005", "path": ["x"], "format": "text"}]

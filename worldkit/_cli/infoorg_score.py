@@ -1,0 +1,108 @@
+"""`worldkit infoorg score` and `worldkit infoorg score-trees`: the Structure Score of one output.
+
+Parses, calls `worldkit.infoorg.scoring`, prints (JSON on the 0–1 scale, or a 0–100 table) and
+exits: 0 for a valid output, 1 when the output is invalid (S = 0; the problems are printed),
+3 when an input file is malformed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from worldkit._cli.infoorg_group import infoorg_app
+from worldkit.canon import pretty_json
+from worldkit.errors import CheckFailed, UsageError
+from worldkit.infoorg.scoring import StructureScore, score_trees, score_workspace
+from worldkit.infoorg.tree import InvalidHierarchy, load_tree_file
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.2f}"
+
+
+def render_table(score: StructureScore) -> str:
+    """The human-readable report (scores on the 0–100 scale)."""
+    lines = [f"{'valid':<14}{'yes' if score.valid else 'no'}", f"{'records':<14}{score.n_records}"]
+    if not score.valid:
+        lines.append(f"{'S':<14}0.00")
+        lines += ["problems:"] + [f"  - {problem}" for problem in score.problems]
+        return "\n".join(lines) + "\n"
+    lines += [
+        f"{'S':<14}{_pct(score.S)}",
+        f"{'F1_bal':<14}{_pct(score.f1_bal)}  "
+        f"(recall {_pct(score.recall_bal)}, precision {_pct(score.precision_bal)})",
+        f"{'E':<14}{_pct(score.E)}  (penalty {_pct(score.penalty)})",
+        f"{'triplet F1':<14}{_pct(score.triplet_f1)}",
+        f"{'category':<14}{score.category}",
+        f"{'clade F1':<14}{_pct(score.clade_f1)}",
+        f"{'exact':<14}{'yes' if score.exact else 'no'}",
+        "",
+        f"{'level':<7}{'g':>9}{'o':>9}{'m':>9}{'agreed':>9}{'conflict':>9}{'unres':>9}",
+    ]
+    for depth, c in score.levels.items():
+        name = {0: "parent", 1: "leaf"}.get(depth, str(depth))
+        lines.append(
+            f"{name:<7}{c.g:>9}{c.o:>9}{c.m:>9}{c.agreed:>9}{c.conflicting:>9}{c.unresolved:>9}"
+        )
+    lines.append(f"unsupported refinement: {score.unsupported_refinement} triples")
+    return "\n".join(lines) + "\n"
+
+
+def _report(score: StructureScore, as_json: bool, what: str) -> None:
+    if as_json:
+        typer.echo(pretty_json(score.model_dump(mode="json")), nl=False)
+    else:
+        typer.echo(render_table(score), nl=False)
+    if not score.valid:
+        more = len(score.problems) - 1
+        extra = f" (and {more} more problem{'s' * (more > 1)})" if more > 0 else ""
+        raise CheckFailed(f"{what} is not a valid output, so S = 0: {score.problems[0]}{extra}")
+
+
+def _existing_dir(path: Path, option: str) -> Path:
+    if not path.is_dir():
+        raise UsageError(f"{option} {path} is not a directory; pass an existing directory")
+    return path
+
+
+def score_command(
+    packet: Path = typer.Option(..., "--packet", metavar="DIR", help="Packet directory."),
+    workspace: Path = typer.Option(
+        ..., "--workspace", metavar="DIR", help="The captured workspace (the agent's tree root)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object (0–1 scale)."),
+) -> None:
+    """Check a workspace against its packet, then print its Structure Score.
+
+    Valid: every record once, bytes unchanged, no stray file, allowed names.
+    Exits 1 when the workspace is invalid (S = 0).
+    """
+    score = score_workspace(
+        _existing_dir(packet, "--packet"), _existing_dir(workspace, "--workspace")
+    )
+    _report(score, as_json, f"workspace {workspace}")
+
+
+def score_trees_command(
+    reference: Path = typer.Argument(..., metavar="REF.json", help="Reference hierarchy."),
+    output: Path = typer.Argument(..., metavar="OUT.json", help="Output hierarchy."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object (0–1 scale)."),
+) -> None:
+    """Score an output hierarchy against a reference, both given as JSON files.
+
+    Each file maps record ids to folder lists: {"F001": ["meeting", "section"]}.
+    Exits 1 when the output is invalid (S = 0), 3 when a file is malformed.
+    """
+    ref_paths, out_paths = load_tree_file(reference), load_tree_file(output)
+    try:
+        score = score_trees(ref_paths, out_paths)
+    except InvalidHierarchy as error:
+        raise InvalidHierarchy(f"{reference}: {error.message}") from error
+    _report(score, as_json, str(output))
+
+
+def register(app: typer.Typer) -> None:  # noqa: ARG001 - commands live on the infoorg group
+    infoorg_app.command("score")(score_command)
+    infoorg_app.command("score-trees")(score_trees_command)

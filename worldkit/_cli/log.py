@@ -1,0 +1,114 @@
+"""`worldkit log …`: show, verify and list the event logs of runs (over `worldkit.store`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from worldkit._cli.output import echo_json
+from worldkit.canon import canonical_json
+from worldkit.errors import LogTampered
+from worldkit.store import Event, Store, get_run, list_runs, read_events, verify_chain
+
+STORE_HELP = (
+    "Store URL (sqlite:///path or postgresql+psycopg://…); default $WORLDKIT_STORE, "
+    "else .worldkit/store.db here."
+)
+RUN_HELP = "Run id (see `worldkit log list`)."
+
+log_app = typer.Typer(
+    help="Inspect and check the hash-chained event logs of runs.",
+    no_args_is_help=True,
+)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(log_app, name="log")
+
+
+@log_app.command("show")
+def show(
+    run_id: str = typer.Argument(..., metavar="RUN", help=RUN_HELP),
+    store: str | None = typer.Option(None, "--store", help=STORE_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Print a run's events in order (as stored; `log verify` checks them)."""
+    with Store.open(store, create=False) as opened:
+        head = get_run(opened, run_id)
+        events = read_events(opened, run_id)
+        if as_json:
+            echo_json(
+                {
+                    "run_id": run_id,
+                    "seat": head.seat,
+                    "events": [event.model_dump(mode="json") for event in events],
+                }
+            )
+            return
+        typer.echo(f"run {run_id}  seat {head.seat}  {head.seq} events")
+        for event in events:
+            typer.echo(_event_line(event))
+
+
+@log_app.command("verify")
+def verify(
+    run_id: str = typer.Argument(..., metavar="RUN", help=RUN_HELP),
+    store: str | None = typer.Option(None, "--store", help=STORE_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as one JSON object."),
+) -> None:
+    """Check a run's hash chain; exit 1 naming the first bad event if it is broken."""
+    with Store.open(store, create=False) as opened:
+        report = verify_chain(opened, run_id)
+    if as_json:
+        echo_json({**report.model_dump(mode="json"), "message": report.message})
+    if not report.ok:
+        raise LogTampered(report.message)
+    if not as_json:
+        typer.echo(f"ok: {report.message}")
+
+
+@log_app.command("list")
+def list_(
+    store: str | None = typer.Option(None, "--store", help=STORE_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """List the runs in the store with their seat and event count."""
+    with Store.open(store, create=False) as opened:
+        runs = list_runs(opened)
+    if as_json:
+        echo_json({"runs": [run.model_dump(mode="json") for run in runs]})
+        return
+    if not runs:
+        typer.echo("no runs")
+        return
+    rows = [("RUN", "SEAT", "EVENTS", "LAST EVENT")] + [
+        (
+            run.run_id,
+            run.seat,
+            str(run.events),
+            run.last_time.strftime("%Y-%m-%dT%H:%M:%SZ") if run.last_time else "-",
+        )
+        for run in runs
+    ]
+    widths = [max(len(row[column]) for row in rows) for column in range(3)]
+    for row in rows:
+        typer.echo(
+            f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]:>{widths[2]}}  {row[3]}"
+        )
+
+
+def _event_line(event: Event) -> str:
+    result = event.result_digest[:12] if event.result_digest else "-"
+    parts: list[Any] = [
+        f"{event.seq:>6}",
+        event.time.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+        f"{event.outcome:<6}",
+        f"{result:<12}",
+        event.tool,
+        canonical_json(event.arguments).rstrip("\n"),
+    ]
+    if event.state_change is not None:
+        parts.append("[state change]")
+    return "  ".join(parts)
+

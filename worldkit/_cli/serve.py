@@ -1,0 +1,120 @@
+"""`worldkit serve` (the seat's MCP server) and `worldkit log replay` (adapters over `worldkit.mcp`)."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import typer
+
+from worldkit._cli.output import echo_json
+from worldkit.errors import CheckFailed, UsageError
+from worldkit.store import Store, get_run
+
+STORE_HELP = (
+    "Store URL (sqlite:///path or postgresql+psycopg://…); default $WORLDKIT_STORE, "
+    "else .worldkit/store.db here."
+)
+
+
+def serve_command(
+    world: str | None = typer.Option(None, "--world", help="World name under worlds/ or a path."),
+    rev: str | None = typer.Option(None, "--rev", help="Revision name, e.g. r2."),
+    date: str | None = typer.Option(None, "--date", help="Projection date, YYYY-MM-DD."),
+    seat: str | None = typer.Option(None, "--seat", help="Seat id the server acts as, e.g. EMP-QC-001."),
+    overlay: str | None = typer.Option(None, "--overlay", help="Task overlay: serve its candidate package."),
+    condition: str | None = typer.Option(None, "--condition", help="Overlay condition: full or curated:NAME."),
+    projection: Path | None = typer.Option(
+        None, "--projection", help="Serve an already materialized projection directory (read-only)."
+    ),
+    out: Path | None = typer.Option(
+        None, "--out", help="Stage into this directory and keep it (default: a temporary one)."
+    ),
+    transport: str = typer.Option("stdio", "--transport", help="stdio or http (streamable HTTP)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="HTTP: address to listen on."),
+    port: int = typer.Option(8000, "--port", help="HTTP: port to listen on."),
+    store: str | None = typer.Option(None, "--store", help=STORE_HELP),
+    run_id: str | None = typer.Option(None, "--run-id", help="Run id for the event log (default: a new one)."),
+) -> None:
+    """Serve one seat's company systems as MCP tools, logging every call to the run's event log.
+
+    Over stdio, stdout carries the protocol; the run id and store go to stderr.
+    """
+    import anyio
+
+    from worldkit.mcp.server import build_seat_server
+    from worldkit.mcp.session import new_run_id, open_run, stage_seat
+
+    if transport not in ("stdio", "http"):
+        raise UsageError(f"--transport {transport!r} is not supported; use stdio or http")
+    staged = stage_seat(
+        world=world, rev=rev, date=date, seat=seat, projection=projection, overlay=overlay,
+        condition=condition, out=out,
+    )
+    try:
+        with Store.open(store) as opened:
+            run = run_id or new_run_id(staged.config.seat)
+            with open_run(opened, run, staged.config.seat) as log:
+                server = build_seat_server(staged.projection, staged.config, workspace=staged.workspace, event_log=log)
+                config = staged.config
+                tools = [tool.name for tool in anyio.run(server.list_tools)]
+                typer.echo(
+                    f"serving seat {config.seat} ({config.world} {config.rev} {config.date}) over {transport}: "
+                    f"{len(tools)} tools ({', '.join(tools)}); run {run} in store {opened.url}",
+                    err=True,
+                )
+                if transport == "stdio":
+                    server.run("stdio")
+                else:
+                    server.run("streamable-http", host=host, port=port)
+    finally:
+        staged.close()
+
+
+def replay_command(
+    run_id: str = typer.Argument(..., metavar="RUN", help="Run id (see `worldkit log list`)."),
+    pre_task: Path | None = typer.Option(
+        None, "--from", help="The pre-task state: a projection or an untouched candidate package directory."
+    ),
+    world: str | None = typer.Option(None, "--world", help="Rebuild the pre-task projection: world."),
+    rev: str | None = typer.Option(None, "--rev", help="Rebuild: revision."),
+    date: str | None = typer.Option(None, "--date", help="Rebuild: date (the seat is the run's)."),
+    overlay: str | None = typer.Option(None, "--overlay", help="Rebuild: the task overlay's candidate package."),
+    condition: str | None = typer.Option(None, "--condition", help="Rebuild: overlay condition."),
+    workspace: Path | None = typer.Option(
+        None, "--workspace", help="Also check this post-run workspace folder against the replayed one."
+    ),
+    store: str | None = typer.Option(None, "--store", help=STORE_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as one JSON object."),
+) -> None:
+    """Re-apply a run's state changes to its pre-task state; exit 1 if the post-task digest differs."""
+    from worldkit.mcp.replay import replay_run
+    from worldkit.mcp.session import stage_seat
+
+    with Store.open(store, create=False) as opened:
+        if pre_task is not None:
+            if any(v is not None for v in (world, rev, date, overlay)):
+                raise UsageError("--from excludes --world/--rev/--date/--overlay: give the pre-task directory or how to rebuild it")
+            report = replay_run(opened, run_id, pre_task, post_task_workspace=workspace)
+        else:
+            seat = get_run(opened, run_id).seat
+            with tempfile.TemporaryDirectory(prefix="worldkit-replay-") as tmp:
+                staged = stage_seat(
+                    world=world, rev=rev, date=date, seat=seat, overlay=overlay, condition=condition,
+                    out=Path(tmp) / "staged",
+                )
+                report = replay_run(opened, run_id, staged.root / "candidate" if overlay else staged.projection,
+                                    post_task_workspace=workspace)
+    if as_json:
+        echo_json({**report.model_dump(mode="json"), "message": report.message})
+    if not report.ok:
+        raise CheckFailed(report.message)
+    if not as_json:
+        typer.echo(f"ok: {report.message}")
+
+
+def register(app: typer.Typer) -> None:
+    from worldkit._cli.log import log_app
+
+    app.command("serve")(serve_command)
+    log_app.command("replay")(replay_command)

@@ -1,0 +1,1 @@
+"""InfoOrgBench on worldkit: packets from public sources, instructions, scoring and baselines."""

@@ -1,0 +1,390 @@
+"""InfoOrgBench packets: turn task selections into candidate/verifier files, and freeze their digests.
+
+A packet on disk (read by the scorer and the organizer server; keep the layout):
+
+    <out>/<task_id>/packet.json                     task id, family, seed, counts, digests
+    <out>/<task_id>/candidate/inbox/<ID>.txt        exact record text (UTF-8)
+    <out>/<task_id>/candidate/request.md            the rendered instruction (Appendix B)
+    <out>/<task_id>/verifier/reference.json         `worldkit.infoorg.reference.Reference`
+
+Records are shuffled with a seed derived from (family, seed, task id) before opaque ids `F001`…
+are assigned, so ids carry no source order. `manifests/infoorg/<family>.json` freezes the
+selection metadata and digests (never record text): a rebuild must reproduce it byte for byte.
+Deterministic: no clock, no unordered iteration, canonical JSON via `worldkit.canon`.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, StringConstraints
+
+from worldkit.canon import canonical_bytes, sha256_bytes, sha256_json
+from worldkit.errors import ManifestMismatch, OutputExists
+from worldkit.infoorg.instructions import render_request
+from worldkit.infoorg.reference import Reference, ReferenceRecord, load_reference
+from worldkit.infoorg.sources import (
+    Family,
+    Progress,
+    TaskSelection,
+    derived_seed,
+    select_tasks,
+)
+
+SCHEMA_VERSION = 1
+DEFAULT_SEED = 0
+RECORD_ID_PREFIX = "F"
+
+Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+"""Lowercase hex SHA-256."""
+
+
+class PacketInfo(BaseModel):
+    """`packet.json`: identity, size and digests of one packet."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    """Version of this file's format."""
+    task_id: str
+    """Task identifier, `<family>-NNN`."""
+    family: Family
+    """Task family."""
+    seed: int
+    """Build seed (record shuffling; Design selection)."""
+    record_count: int
+    """Number of records in the inbox."""
+    candidate_digest: Sha256
+    """SHA-256 of the canonical {relative path: file sha256} map of `candidate/`."""
+    verifier_digest: Sha256
+    """SHA-256 of the canonical {relative path: file sha256} map of `verifier/`."""
+
+
+class Packet(BaseModel):
+    """A built packet held in memory: every file's bytes plus its `packet.json`."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    info: PacketInfo
+    """The packet's `packet.json` content."""
+    candidate: dict[str, bytes]
+    """Relative path under `candidate/` to file bytes (what the agent sees)."""
+    verifier: dict[str, bytes]
+    """Relative path under `verifier/` to file bytes (what only the grader sees)."""
+    reference: Reference
+    """The parsed `verifier/reference.json`."""
+    unit_ids: tuple[str, ...]
+    """Source units the task was built from (meetings, subtask keys, `<sig>/<dir>`)."""
+
+    @property
+    def task_id(self) -> str:
+        return self.info.task_id
+
+    def packet_json(self) -> bytes:
+        return canonical_bytes(self.info.model_dump(mode="json"))
+
+
+def files_digest(files: dict[str, bytes]) -> str:
+    """SHA-256 of the canonical map relative path -> SHA-256 of the file bytes."""
+    return sha256_json({path: sha256_bytes(data) for path, data in sorted(files.items())})
+
+
+def record_id(index: int) -> str:
+    return f"{RECORD_ID_PREFIX}{index:03d}"
+
+
+def make_packet(selection: TaskSelection, seed: int) -> Packet:
+    """Shuffle the selection's records with a derived seed, assign ids, render every file."""
+    records = list(selection.records)
+    order = list(range(len(records)))
+    random.Random(derived_seed(selection.family, seed, selection.task_id, "shuffle")).shuffle(order)
+    candidate: dict[str, bytes] = {}
+    entries: dict[str, ReferenceRecord] = {}
+    for number, position in enumerate(order, start=1):
+        record = records[position]
+        data = record.text.encode("utf-8")
+        rid = record_id(number)
+        candidate[f"inbox/{rid}.txt"] = data
+        entries[rid] = ReferenceRecord(path=record.path, sha256=sha256_bytes(data), source=record.source)
+    candidate["request.md"] = render_request(selection.family, len(records)).encode("utf-8")
+    reference = Reference(schema_version=SCHEMA_VERSION, records=entries)
+    verifier = {"reference.json": reference.canonical_json().encode("utf-8")}
+    info = PacketInfo(
+        task_id=selection.task_id,
+        family=selection.family,
+        seed=seed,
+        record_count=len(records),
+        candidate_digest=files_digest(candidate),
+        verifier_digest=files_digest(verifier),
+    )
+    return Packet(
+        info=info,
+        candidate=candidate,
+        verifier=verifier,
+        reference=reference,
+        unit_ids=selection.unit_ids,
+    )
+
+
+def build_packets(
+    family: Family,
+    source: Path,
+    tasks: int = 50,
+    seed: int = DEFAULT_SEED,
+    progress: Progress | None = None,
+) -> list[Packet]:
+    """Select `tasks` tasks of `family` from `source` and build their packets in memory."""
+    selections = select_tasks(family, source, tasks, seed, progress)
+    packets = []
+    for index, selection in enumerate(selections, start=1):
+        packets.append(make_packet(selection, seed))
+        if progress:
+            progress("build", index, len(selections))
+    return packets
+
+
+def _is_packet_dir(path: Path) -> bool:
+    return path.is_dir() and (path / "packet.json").is_file()
+
+
+def write_packets(
+    packets: Sequence[Packet], out: Path, force: bool = False, progress: Progress | None = None
+) -> None:
+    """Write packets under `out`; refuse a non-empty `out` unless `force` (which replaces packets)."""
+    if out.exists() and any(out.iterdir()):
+        if not force:
+            raise OutputExists(f"{out} is not empty; pass --force to replace the packets in it, "
+                               "or choose another --out")
+        strays = [p.name for p in sorted(out.iterdir()) if not _is_packet_dir(p)]
+        if strays:
+            raise OutputExists(f"{out} holds files that are not packets ({', '.join(strays[:5])}); "
+                               "refusing to replace it even with --force; choose another --out")
+        for child in sorted(out.iterdir()):
+            shutil.rmtree(child)
+    for index, packet in enumerate(packets, start=1):
+        root = out / packet.task_id
+        for side, files in (("candidate", packet.candidate), ("verifier", packet.verifier)):
+            for relative, data in sorted(files.items()):
+                target = root / side / relative
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+        (root / "packet.json").write_bytes(packet.packet_json())
+        if progress:
+            progress("write", index, len(packets))
+
+
+def read_packet_info(packet_dir: Path) -> PacketInfo:
+    """Load `packet.json` from a packet folder."""
+    return PacketInfo.model_validate_json((packet_dir / "packet.json").read_bytes())
+
+
+def read_reference(packet_dir: Path) -> Reference:
+    """Load `verifier/reference.json` from a packet folder (errors name the file and record)."""
+    return load_reference(packet_dir)
+
+
+def tree_digest(folder: Path) -> str:
+    """`files_digest` of every file under `folder`, for checking a packet on disk."""
+    files = {
+        path.relative_to(folder).as_posix(): path.read_bytes()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
+    return files_digest(files)
+
+
+def check_packet_dir(packet_dir: Path) -> PacketInfo:
+    """Recompute a packet's digests on disk; raise `ManifestMismatch` if a file changed."""
+    info = read_packet_info(packet_dir)
+    for side, expected in (("candidate", info.candidate_digest), ("verifier", info.verifier_digest)):
+        actual = tree_digest(packet_dir / side)
+        if actual != expected:
+            raise ManifestMismatch(
+                f"{packet_dir / side}: digest {actual[:12]}… differs from packet.json "
+                f"({expected[:12]}…); a file was changed, added or removed — rebuild the packet"
+            )
+    return info
+
+
+class ManifestRecord(BaseModel):
+    """Selection metadata of one record: no text, only its hash and where it came from."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    sha256: Sha256
+    """SHA-256 of the record bytes."""
+    source: str
+    """Locator of the record in the source tree."""
+
+
+class ManifestTask(BaseModel):
+    """Selection metadata and digests of one task."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    task_id: str
+    """Task identifier, `<family>-NNN`."""
+    units: tuple[str, ...]
+    """Source units in selection order (meetings, subtask keys, `<sig>/<dir>`)."""
+    groups: tuple[str, ...]
+    """Distinct top-level reference groups, sorted (meetings, parent issues, SIGs)."""
+    record_count: int
+    """Number of records."""
+    records: dict[str, ManifestRecord]
+    """Record id to its hash and source locator."""
+    candidate_digest: Sha256
+    """Digest of the candidate side (see `files_digest`)."""
+    verifier_digest: Sha256
+    """Digest of the verifier side."""
+    packet_digest: Sha256
+    """SHA-256 of the `packet.json` bytes."""
+
+
+class FamilyManifest(BaseModel):
+    """`manifests/infoorg/<family>.json`: what a rebuild from the pinned source must reproduce."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    """Version of this file's format."""
+    family: Family
+    """Task family."""
+    seed: int
+    """Build seed."""
+    tasks: list[ManifestTask]
+    """Every task, in task-id order."""
+
+    def to_bytes(self) -> bytes:
+        return canonical_bytes(self.model_dump(mode="json"))
+
+
+def manifest_task(packet: Packet) -> ManifestTask:
+    refs = packet.reference.records
+    return ManifestTask(
+        task_id=packet.task_id,
+        units=packet.unit_ids,
+        groups=tuple(sorted({entry.path[0] for entry in refs.values()})),
+        record_count=packet.info.record_count,
+        records={rid: ManifestRecord(sha256=e.sha256, source=e.source) for rid, e in refs.items()},
+        candidate_digest=packet.info.candidate_digest,
+        verifier_digest=packet.info.verifier_digest,
+        packet_digest=sha256_bytes(packet.packet_json()),
+    )
+
+
+def family_manifest(family: Family, seed: int, packets: Sequence[Packet]) -> FamilyManifest:
+    """The manifest of a build (tasks in task-id order)."""
+    tasks = sorted((manifest_task(p) for p in packets), key=lambda t: t.task_id)
+    return FamilyManifest(family=family, seed=seed, tasks=tasks)
+
+
+ManifestStatus = Literal["match", "prefix-match", "absent"]
+
+
+def compare_manifest(built: FamilyManifest, committed_path: Path) -> ManifestStatus:
+    """Compare a build with the committed manifest; raise `ManifestMismatch` on any difference.
+
+    `match`: identical bytes. `prefix-match`: the build has fewer tasks and each one equals the
+    committed task of the same id. `absent`: there is no committed manifest to compare with.
+    """
+    if not committed_path.is_file():
+        return "absent"
+    raw = committed_path.read_bytes()
+    if raw == built.to_bytes():
+        return "match"
+    fix = (
+        "rebuild from the pinned source with the committed seed, or regenerate the manifest "
+        "with --write-manifest if the change is intended"
+    )
+    try:
+        committed = FamilyManifest.model_validate_json(raw)
+    except ValueError as error:
+        raise ManifestMismatch(f"{committed_path}: not a valid manifest ({error.__class__.__name__}); "
+                               f"{fix}") from error
+    if committed.to_bytes() != raw:
+        raise ManifestMismatch(f"{committed_path}: not in canonical form; {fix}")
+    if (committed.family, committed.seed) != (built.family, built.seed):
+        raise ManifestMismatch(
+            f"{committed_path}: committed for family {committed.family} seed {committed.seed}, "
+            f"built family {built.family} seed {built.seed}; {fix}"
+        )
+    by_id = {task.task_id: task for task in committed.tasks}
+    for task in built.tasks:
+        frozen = by_id.get(task.task_id)
+        if frozen is None:
+            raise ManifestMismatch(f"{committed_path}: task {task.task_id} was built but is not "
+                                   f"in the committed manifest ({len(committed.tasks)} tasks); {fix}")
+        if frozen != task:
+            fields = [name for name in ManifestTask.model_fields
+                      if getattr(frozen, name) != getattr(task, name)]
+            raise ManifestMismatch(f"{committed_path}: task {task.task_id} differs in "
+                                   f"{', '.join(fields)}; {fix}")
+    if len(built.tasks) < len(committed.tasks):
+        return "prefix-match"
+    raise ManifestMismatch(f"{committed_path}: bytes differ from the build; {fix}")
+
+
+def write_manifest(manifest: FamilyManifest, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(manifest.to_bytes())
+
+
+class BuildResult(BaseModel):
+    """What `build_to_disk` did: where the packets went and how the manifest compared."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    family: Family
+    """Task family."""
+    seed: int
+    """Build seed."""
+    out: str
+    """Folder the packets were written to."""
+    tasks: int
+    """Number of packets written."""
+    records: int
+    """Total records over all packets."""
+    manifest: str
+    """Path of the family manifest compared with (or written)."""
+    manifest_status: Literal["match", "prefix-match", "absent", "written"]
+    """Outcome of the manifest comparison; a mismatch raises instead."""
+
+
+def build_to_disk(
+    family: Family,
+    source: Path,
+    out: Path,
+    manifest_path: Path,
+    tasks: int = 50,
+    seed: int = DEFAULT_SEED,
+    write: bool = False,
+    force: bool = False,
+    progress: Progress | None = None,
+) -> BuildResult:
+    """Build and write the packets, then check them against (or write) the family manifest.
+
+    The packets are written before the comparison, so a `ManifestMismatch` leaves them on disk
+    for inspection.
+    """
+    packets = build_packets(family, source, tasks, seed, progress)
+    write_packets(packets, out, force=force, progress=progress)
+    manifest = family_manifest(family, seed, packets)
+    status: Literal["match", "prefix-match", "absent", "written"]
+    if write:
+        write_manifest(manifest, manifest_path)
+        status = "written"
+    else:
+        status = compare_manifest(manifest, manifest_path)
+    return BuildResult(
+        family=family,
+        seed=seed,
+        out=str(out),
+        tasks=len(packets),
+        records=sum(p.info.record_count for p in packets),
+        manifest=str(manifest_path),
+        manifest_status=status,
+    )

@@ -1,0 +1,170 @@
+"""Task selection: which complete source units make up each task (Appendix A.4).
+
+- Recap and Thread: complete bundles of consecutive units in the reader's fixed candidate order,
+  40 to 60 records, at least two top-level groups, no duplicate source identifiers, and record
+  overlap |A∩B| / min(|A|, |B|) <= 1/2 with every task already taken; the first N eligible.
+- Design: 4 SIGs x 3 KEPs (x 3 excerpts). A seeded draw of candidate proposal sets keeps each KEP
+  in at most three tasks and the overlap between tasks to one half, then prefers the candidate
+  whose SIGs are lexically most similar (mean pairwise cosine of TF-IDF SIG profiles).
+
+Deterministic: sorted inputs, seeded `random.Random` per task, no clock. Never reads files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import random
+from collections import Counter
+from collections.abc import Callable, Sequence
+
+from worldkit.infoorg.sources.records import Family, NotEnoughTasks, SourceUnit, TaskSelection
+
+Progress = Callable[[str, int, int], None]
+"""Progress callback: (what, done, total)."""
+
+MIN_RECORDS, MAX_RECORDS, MIN_GROUPS = 40, 60, 2
+MAX_OVERLAP = 0.5
+DESIGN_SIGS, DESIGN_KEPS_PER_SIG, KEP_MAX_TASKS = 4, 3, 3
+DESIGN_CANDIDATES = 200
+
+
+def derived_seed(*parts: object) -> int:
+    """A 64-bit seed from the parts, stable across Python versions and processes."""
+    text = "\x1f".join(str(part) for part in parts)
+    return int(hashlib.sha256(text.encode("utf-8")).hexdigest()[:16], 16)
+
+
+def task_id(family: Family, number: int) -> str:
+    return f"{family}-{number:03d}"
+
+
+def overlap(a: frozenset[str], b: frozenset[str]) -> float:
+    """|A∩B| / min(|A|, |B|) over record source locators."""
+    return len(a & b) / min(len(a), len(b)) if a and b else 0.0
+
+
+def _locators(units: Sequence[SourceUnit]) -> list[str]:
+    return [record.source for unit in units for record in unit.records]
+
+
+def bundle_tasks(
+    family: Family, units: Sequence[SourceUnit], tasks: int, progress: Progress | None = None
+) -> list[TaskSelection]:
+    """The first `tasks` eligible bundles of consecutive units, in candidate order.
+
+    Candidates are enumerated by start unit, then by length (two units or more), stopping once a
+    window exceeds `MAX_RECORDS`.
+    """
+    chosen: list[TaskSelection] = []
+    taken: list[frozenset[str]] = []
+    for start in range(len(units)):
+        for end in range(start + 1, len(units) + 1):
+            window = units[start:end]
+            locators = _locators(window)
+            if len(locators) > MAX_RECORDS:
+                break
+            if len(locators) < MIN_RECORDS or len({u.group for u in window}) < MIN_GROUPS:
+                continue
+            records = frozenset(locators)
+            if len(records) != len(locators):
+                continue  # duplicate source identifiers
+            if any(overlap(records, other) > MAX_OVERLAP for other in taken):
+                continue
+            taken.append(records)
+            chosen.append(
+                TaskSelection(
+                    task_id=task_id(family, len(chosen) + 1), family=family, units=tuple(window)
+                )
+            )
+            if progress:
+                progress("select", len(chosen), tasks)
+            if len(chosen) == tasks:
+                return chosen
+            break  # the next candidate starts one unit later
+    raise NotEnoughTasks(
+        f"the {family} source yields only {len(chosen)} eligible bundles of {MIN_RECORDS}-"
+        f"{MAX_RECORDS} records with >= {MIN_GROUPS} groups and overlap <= {MAX_OVERLAP}; "
+        f"ask for --tasks {len(chosen)} or fewer, or supply a larger source"
+    )
+
+
+def sig_similarity(units: Sequence[SourceUnit]) -> dict[tuple[str, str], float]:
+    """Cosine similarity of SIG profiles: TF-IDF over the excerpts of each SIG's usable KEPs."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    texts: dict[str, list[str]] = {}
+    for unit in sorted(units, key=lambda u: u.unit_id):
+        texts.setdefault(unit.group, []).extend(record.text for record in unit.records)
+    sigs = sorted(texts)
+    if len(sigs) < 2:
+        return {}
+    matrix = TfidfVectorizer(sublinear_tf=True).fit_transform(
+        ["\n".join(texts[sig]) for sig in sigs]
+    )
+    similarity = (matrix @ matrix.T).toarray()
+    return {
+        (a, b): float(similarity[i, j])
+        for i, a in enumerate(sigs)
+        for j, b in enumerate(sigs)
+        if i < j
+    }
+
+
+def _mean_similarity(sigs: Sequence[str], similarity: dict[tuple[str, str], float]) -> float:
+    pairs = list(itertools.combinations(sorted(sigs), 2))
+    return sum(similarity[pair] for pair in pairs) / len(pairs)
+
+
+def design_tasks(
+    units: Sequence[SourceUnit], tasks: int, seed: int, progress: Progress | None = None
+) -> list[TaskSelection]:
+    """`tasks` Design selections of 4 SIGs x 3 KEPs, chosen one after another (see module doc)."""
+    by_sig: dict[str, list[SourceUnit]] = {}
+    for unit in sorted(units, key=lambda u: u.unit_id):
+        by_sig.setdefault(unit.group, []).append(unit)
+    similarity = sig_similarity(units)
+    used: Counter[str] = Counter()
+    taken: list[frozenset[str]] = []
+    chosen: list[TaskSelection] = []
+    max_shared = int(MAX_OVERLAP * DESIGN_SIGS * DESIGN_KEPS_PER_SIG)
+    for number in range(1, tasks + 1):
+        rng = random.Random(derived_seed("design", seed, number))
+        open_by_sig = {
+            sig: [u for u in members if used[u.unit_id] < KEP_MAX_TASKS]
+            for sig, members in sorted(by_sig.items())
+        }
+        sigs = [sig for sig, members in open_by_sig.items() if len(members) >= DESIGN_KEPS_PER_SIG]
+        if len(sigs) < DESIGN_SIGS:
+            break
+        best: tuple[float, list[SourceUnit]] | None = None
+        for _ in range(DESIGN_CANDIDATES):
+            picked = sorted(rng.sample(sigs, DESIGN_SIGS))
+            keps = [
+                kep
+                for sig in picked
+                for kep in sorted(
+                    rng.sample(open_by_sig[sig], DESIGN_KEPS_PER_SIG), key=lambda u: u.unit_id
+                )
+            ]
+            ids = frozenset(kep.unit_id for kep in keps)
+            if any(len(ids & other) > max_shared for other in taken):
+                continue
+            score = _mean_similarity(picked, similarity)
+            if best is None or score > best[0]:
+                best = (score, keps)
+        if best is None:
+            break
+        keps = best[1]
+        used.update(kep.unit_id for kep in keps)
+        taken.append(frozenset(kep.unit_id for kep in keps))
+        chosen.append(TaskSelection(task_id=task_id("design", number), family="design", units=tuple(keps)))
+        if progress:
+            progress("select", number, tasks)
+    if len(chosen) < tasks:
+        raise NotEnoughTasks(
+            f"the design source yields only {len(chosen)} tasks of {DESIGN_SIGS} SIGs x "
+            f"{DESIGN_KEPS_PER_SIG} KEPs under the reuse and overlap limits; ask for "
+            f"--tasks {len(chosen)} or fewer, or supply a larger enhancements checkout"
+        )
+    return chosen

@@ -1,0 +1,149 @@
+"""Record hierarchies as the scorer sees them: record id → folder path, names checked.
+
+A hierarchy is a mapping from record id to the folder components above the record (no file name).
+This module decides which folder names are allowed, reads the `{record_id: [folder, …]}` JSON
+interchange format, and turns paths into small integer node ids that the scorer counts over.
+It never looks at record bytes and never touches the filesystem except to read a JSON file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from worldkit.errors import ExitCode, WorldkitError
+
+__all__ = [
+    "InvalidHierarchy",
+    "IndexedTree",
+    "Paths",
+    "folder_name_problem",
+    "index_tree",
+    "load_tree_file",
+    "strip_wrapper",
+]
+
+Paths = dict[str, tuple[str, ...]]
+"""record id → folder components (the file name `<id>.txt` is not part of the path)."""
+
+_RECORD_ID_LOOKALIKE = re.compile(r"[A-Z][0-9]+")
+
+
+class InvalidHierarchy(WorldkitError):
+    """A hierarchy given to the scorer is malformed; the message names the file or record."""
+
+    exit_code = ExitCode.INVALID_INPUT
+
+
+def folder_name_problem(name: object) -> str | None:
+    """Why `name` is not an allowed folder name, or None when it is allowed.
+
+    The rule (paper §D.1, issue 7): non-empty; no `/` or `\\`; not `.` or `..`; not ending in
+    `.txt`; not a record-id look-alike (`[A-Z][0-9]+`).
+    """
+    if not isinstance(name, str):
+        return f"folder name {name!r} is not a string"
+    if name == "":
+        return "folder name is empty"
+    if "/" in name or "\\" in name:
+        return f"folder name {name!r} contains a path separator ('/' or '\\')"
+    if name in (".", ".."):
+        return f"folder name {name!r} is reserved"
+    if name.endswith(".txt"):
+        return f"folder name {name!r} ends in '.txt' and would look like a record file"
+    if _RECORD_ID_LOOKALIKE.fullmatch(name):
+        return f"folder name {name!r} looks like a record id (a capital letter followed by digits)"
+    return None
+
+
+def strip_wrapper(paths: Mapping[str, Sequence[str]]) -> Paths:
+    """Drop the longest folder prefix shared by every record (a wrapper changes nothing)."""
+    items = [tuple(path) for path in paths.values()]
+    if not items:
+        return {}
+    shortest = min(items, key=len)
+    depth = 0
+    while depth < len(shortest) and all(path[depth] == shortest[depth] for path in items):
+        depth += 1
+    return {record: tuple(path)[depth:] for record, path in paths.items()}
+
+
+@dataclass(frozen=True)
+class IndexedTree:
+    """A hierarchy with every folder numbered; node 0 is the root.
+
+    `record_nodes[i]` lists the node ids from the root down to the folder holding record i
+    (records in the order of `records`); `parent[k]` and `depth[k]` describe node k.
+    """
+
+    records: tuple[str, ...]
+    record_nodes: tuple[tuple[int, ...], ...]
+    parent: tuple[int, ...]
+    depth: tuple[int, ...]
+
+    @property
+    def node_count(self) -> int:
+        return len(self.parent)
+
+
+def index_tree(paths: Mapping[str, Sequence[str]], records: Sequence[str]) -> IndexedTree:
+    """Number the folders of `paths` (already wrapper-free), listing records in `records` order."""
+    children: dict[tuple[int, str], int] = {}  # (parent node, folder name) → node
+    parent = [-1]
+    depth = [0]
+    record_nodes = []
+    for record in records:
+        node = 0
+        chain = [0]
+        for name in paths[record]:
+            child = children.get((node, name))
+            if child is None:
+                child = children[(node, name)] = len(parent)
+                parent.append(node)
+                depth.append(len(chain))
+            node = child
+            chain.append(node)
+        record_nodes.append(tuple(chain))
+    return IndexedTree(tuple(records), tuple(record_nodes), tuple(parent), tuple(depth))
+
+
+def load_tree_file(path: Path) -> Paths:
+    """Read a `{record_id: [folder, …]}` JSON file, rejecting anything else with a clear message.
+
+    Folder names are not checked here (a bad name in an output is a validity failure, not a
+    malformed file); see `folder_name_problem`.
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InvalidHierarchy(f"{path}: file not found; pass the path of a hierarchy JSON file")
+    except (OSError, UnicodeDecodeError) as error:
+        raise InvalidHierarchy(f"{path}: cannot be read as UTF-8 text ({error}); pass a JSON file")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InvalidHierarchy(
+            f"{path}: not valid JSON (line {error.lineno}, column {error.colno}: {error.msg}); "
+            'expected an object like {"F001": ["meeting", "section"]}'
+        )
+    if not isinstance(data, dict):
+        raise InvalidHierarchy(
+            f"{path}: the top level is a JSON {type(data).__name__}; expected an object mapping "
+            'record ids to folder lists, like {"F001": ["meeting", "section"]}'
+        )
+    if not data:
+        raise InvalidHierarchy(f"{path}: holds no records; add at least one record id")
+    paths: Paths = {}
+    for record, folders in data.items():
+        if record == "":
+            raise InvalidHierarchy(f"{path}: a record id is empty; give every record an id")
+        if not isinstance(folders, list) or not all(isinstance(f, str) for f in folders):
+            raise InvalidHierarchy(
+                f"{path}: record {record}: the path must be a list of folder-name strings "
+                f"(got {json.dumps(folders)[:80]}); write it like [\"meeting\", \"section\"]"
+            )
+        paths[record] = tuple(folders)
+    return paths

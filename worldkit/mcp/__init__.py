@@ -1,0 +1,1 @@
+"""MCP servers: thin adapters that expose worldkit library functions as tools to agents."""

@@ -1,0 +1,238 @@
+"""Path and id confinement for the seat's tools: what an agent may name, and why anything else is refused.
+
+Every path an agent passes is checked here before it is looked up: it must be a plain relative
+POSIX path of visible characters — no `..`, `.` or empty segments, no absolute or drive paths, no
+backslashes, NUL or control characters, no URL-encoded bytes, no Unicode characters that look like
+or normalize to a separator or a dot, no over-long names. Lookups then go through an index of the
+projection (never the filesystem), and the few reads that touch the disk open each component
+without following symlinks.
+
+This module must never resolve a path against the filesystem before it has been checked, and
+never follow a symlink.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import unicodedata
+from pathlib import Path
+
+from worldkit.errors import PathRefused
+
+__all__ = [
+    "MAX_PATH_CHARS",
+    "MAX_SEGMENT_BYTES",
+    "check_id",
+    "check_path",
+    "open_confined",
+    "write_confined",
+]
+
+MAX_PATH_CHARS = 1024
+MAX_SEGMENT_BYTES = 255
+MAX_ID_CHARS = 128
+
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@+-]*")
+_ENCODED = re.compile(r"%[0-9A-Fa-f]{2}|%u[0-9A-Fa-f]{4}")
+_DRIVE = re.compile(r"^[A-Za-z]:")
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+# Characters that look like a slash, a backslash or a dot without being one; NFKC maps some of
+# them to ASCII (caught below as well), the rest only look alike.
+_LOOKALIKES = {
+    "\u2215": "DIVISION SLASH",
+    "\u2044": "FRACTION SLASH",
+    "\uff0f": "FULLWIDTH SOLIDUS",
+    "\u29f8": "BIG SOLIDUS",
+    "\u2571": "BOX DRAWINGS LIGHT DIAGONAL",
+    "\u1735": "PHILIPPINE SINGLE PUNCTUATION",
+    "\u2cc6": "COPTIC SMALL LETTER OLD COPTIC ESH",
+    "\u30ce": "KATAKANA LETTER NO",
+    "\u337a": "SQUARE IU",
+    "\uff3c": "FULLWIDTH REVERSE SOLIDUS",
+    "\u2216": "SET MINUS",
+    "\u29f5": "REVERSE SOLIDUS OPERATOR",
+    "\u29f9": "BIG REVERSE SOLIDUS",
+    "\ufe68": "SMALL REVERSE SOLIDUS",
+    "\u2024": "ONE DOT LEADER",
+    "\u2025": "TWO DOT LEADER",
+    "\u2026": "HORIZONTAL ELLIPSIS",
+    "\uff0e": "FULLWIDTH FULL STOP",
+    "\ufe52": "SMALL FULL STOP",
+    "\u3002": "IDEOGRAPHIC FULL STOP",
+    "\uff61": "HALFWIDTH IDEOGRAPHIC FULL STOP",
+    "\u0701": "SYRIAC SUPRALINEAR FULL STOP",
+    "\u0702": "SYRIAC SUBLINEAR FULL STOP",
+}
+_REFUSED_CATEGORIES = {
+    "Cc": "a control character",
+    "Cf": "an invisible formatting character",
+    "Cs": "an unpaired surrogate",
+    "Co": "a private-use character",
+    "Cn": "an unassigned character",
+    "Zl": "a line separator",
+    "Zp": "a paragraph separator",
+}
+_HINT = "use a path exactly as list_files shows it"
+
+
+def _refuse(what: str, raw: object, why: str, hint: str = _HINT) -> PathRefused:
+    shown = repr(raw) if not isinstance(raw, str) or len(raw) <= 120 else repr(raw[:117] + "...")
+    return PathRefused(f"{what} {shown} refused: {why}; {hint}")
+
+
+def _check_characters(what: str, raw: str, hint: str) -> None:
+    if "\x00" in raw:
+        raise _refuse(what, raw, "it contains a NUL byte", hint)
+    if "\\" in raw:
+        raise _refuse(what, raw, "backslashes are not path separators here and are not allowed", hint)
+    if _ENCODED.search(raw):
+        raise _refuse(what, raw, "URL-encoded (percent-encoded) characters are not allowed", hint)
+    for char in raw:
+        if char in _LOOKALIKES:
+            raise _refuse(
+                what, raw, f"U+{ord(char):04X} {_LOOKALIKES[char]} looks like a separator or a dot", hint
+            )
+        category = unicodedata.category(char)
+        if category in _REFUSED_CATEGORIES:
+            raise _refuse(what, raw, f"it contains {_REFUSED_CATEGORIES[category]} (U+{ord(char):04X})", hint)
+        if not char.isascii():
+            folded = unicodedata.normalize("NFKC", char)
+            if any(c in "/\\.:%" for c in folded):
+                raise _refuse(
+                    what, raw, f"U+{ord(char):04X} normalizes to {folded!r}, a separator look-alike", hint
+                )
+
+
+def check_path(raw: object, *, what: str = "path", hint: str = _HINT) -> str:
+    """The path, unchanged, if it is a plain relative path; `PathRefused` saying why otherwise."""
+    if not isinstance(raw, str):
+        raise _refuse(what, raw, f"a path must be a string, not {type(raw).__name__}", hint)
+    if not raw:
+        raise _refuse(what, raw, "it is empty", hint)
+    if len(raw) > MAX_PATH_CHARS:
+        raise _refuse(what, raw, f"it is longer than {MAX_PATH_CHARS} characters", hint)
+    _check_characters(what, raw, hint)
+    if raw.startswith("/"):
+        raise _refuse(what, raw, "absolute paths are not allowed (paths are relative)", hint)
+    if raw.startswith("~"):
+        raise _refuse(what, raw, "home-directory paths are not allowed (paths are relative)", hint)
+    if _DRIVE.match(raw) or _SCHEME.match(raw):
+        raise _refuse(what, raw, "drive letters and URLs are not allowed (paths are relative)", hint)
+    for segment in raw.split("/"):
+        if segment == "..":
+            raise _refuse(what, raw, "'..' segments are not allowed (no path may leave its root)", hint)
+        if segment == ".":
+            raise _refuse(what, raw, "'.' segments are not allowed", hint)
+        if segment == "":
+            raise _refuse(what, raw, "empty segments ('//', a leading or a trailing '/') are not allowed", hint)
+        if segment.strip() != segment or segment.rstrip(".") != segment:
+            raise _refuse(what, raw, f"segment {segment!r} starts or ends with a space or ends with a dot", hint)
+        if len(segment.encode("utf-8")) > MAX_SEGMENT_BYTES:
+            raise _refuse(what, raw, f"a name is longer than {MAX_SEGMENT_BYTES} bytes", hint)
+    return raw
+
+
+def check_id(raw: object, *, what: str = "id", hint: str = "use an id exactly as the listing shows it") -> str:
+    """The id, unchanged, if it is letters, digits and `. _ : @ + -`; `PathRefused` otherwise."""
+    if not isinstance(raw, str):
+        raise _refuse(what, raw, f"an id must be a string, not {type(raw).__name__}", hint)
+    if not raw:
+        raise _refuse(what, raw, "it is empty", hint)
+    if len(raw) > MAX_ID_CHARS:
+        raise _refuse(what, raw, f"it is longer than {MAX_ID_CHARS} characters", hint)
+    _check_characters(what, raw, hint)
+    if raw in (".", "..") or "/" in raw:
+        raise _refuse(what, raw, "an id is not a path: '/', '.' and '..' are not allowed", hint)
+    if not _ID.fullmatch(raw):
+        raise _refuse(what, raw, "ids are ASCII letters, digits and . _ : @ + - (starting with a letter or digit)", hint)
+    return raw
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+def _open_parent(root: Path, parts: list[str], *, create: bool) -> int:
+    """A descriptor of the directory `root/parts[:-1]`, walked one component at a time, no symlinks."""
+    fd = os.open(root, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
+    try:
+        for name in parts[:-1]:
+            try:
+                child = os.open(name, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                os.mkdir(name, 0o755, dir_fd=fd)
+                child = os.open(name, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=fd)
+            except OSError as error:
+                if stat.S_ISLNK(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+                    raise PathRefused(f"path {'/'.join(parts)!r} refused: {name!r} is a symlink") from error
+                raise PathRefused(f"path {'/'.join(parts)!r} refused: {name!r} is not a folder") from error
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_confined(root: Path, rel: str) -> bytes:
+    """The bytes of the regular file `root/rel`; a symlink anywhere on the way is refused."""
+    parts = check_path(rel).split("/")
+    parent = _open_parent(root, parts, create=False)
+    try:
+        try:
+            fd = os.open(parts[-1], os.O_RDONLY | _NOFOLLOW | _CLOEXEC, dir_fd=parent)
+        except FileNotFoundError:
+            raise
+        except OSError as error:
+            if stat.S_ISLNK(os.stat(parts[-1], dir_fd=parent, follow_symlinks=False).st_mode):
+                raise PathRefused(f"path {rel!r} refused: it is a symlink") from error
+            raise
+    finally:
+        os.close(parent)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise PathRefused(f"path {rel!r} refused: it is not a regular file")
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def write_confined(root: Path, rel: str, data: bytes) -> None:
+    """Replace `root/rel` atomically (temp file, then rename), creating parent folders.
+
+    A symlink anywhere on the way, or a directory where the file should be, is refused.
+    """
+    parts = check_path(rel).split("/")
+    parent = _open_parent(root, parts, create=True)
+    try:
+        try:
+            existing = os.stat(parts[-1], dir_fd=parent, follow_symlinks=False)
+        except FileNotFoundError:
+            existing = None
+        if existing is not None and not stat.S_ISREG(existing.st_mode):
+            kind = "a symlink" if stat.S_ISLNK(existing.st_mode) else "not a regular file"
+            raise PathRefused(f"path {rel!r} refused: it is {kind}")
+        tmp = f".{parts[-1][:200]}.tmp-{os.getpid()}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW | _CLOEXEC, 0o644, dir_fd=parent)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.rename(tmp, parts[-1], src_dir_fd=parent, dst_dir_fd=parent)
+        except BaseException:
+            os.unlink(tmp, dir_fd=parent)
+            raise
+    finally:
+        os.close(parent)

@@ -1,0 +1,241 @@
+"""The InfoOrgBench organizer as an MCP server: Table 9's five record operations as tools.
+
+A thin adapter over `worldkit.infoorg.organizer.Organizer`: each tool calls one library method
+and returns its pydantic model as structured output; a refusal becomes a `ToolError` that says
+why (nothing changed). Every `tools/call` — successes, refusals, invalid arguments, unknown tools
+and crashes — goes to the optional event log through a server middleware.
+
+Run over stdio with `python -m worldkit.mcp.organizer --workspace DIR`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Annotated, Any, Protocol, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import BaseModel, Field
+
+from worldkit.canon import sha256_json
+from worldkit.infoorg.organizer import (
+    LIST_PAGE_MAX,
+    READ_LENGTH_MAX,
+    SEARCH_MATCHES_MAX,
+    FileList,
+    FileText,
+    Inventory,
+    MoveResult,
+    Organizer,
+    OrganizerRefused,
+    SearchResult,
+)
+
+__all__ = ["EventSink", "build_organizer_server", "main"]
+
+INSTRUCTIONS = (
+    "You are operating a bounded record workspace through five tools. list_files exposes record "
+    "ids, formats and current locations; read_file supports full-text pagination; search_files "
+    "searches record bodies; move_files moves selected ids and creates valid folders; "
+    "check_inventory reports only integrity and placement state. The final files on disk are "
+    "the outcome; no hidden reference, score or grouping-quality feedback is available."
+)
+
+
+class EventSink(Protocol):
+    """Where tool calls are logged (`worldkit.store.eventlog.EventLog` satisfies it)."""
+
+    def append(
+        self,
+        tool: str,
+        arguments: Mapping[str, Any],
+        outcome: str,
+        result_digest: str | None,
+        detail: Mapping[str, Any] | None = None,
+        state_change: Mapping[str, Any] | None = None,
+    ) -> Any: ...
+
+
+# What the tool body learned about the call, read back by the middleware after the call.
+_CALL_NOTE: ContextVar[dict[str, Any] | None] = ContextVar("organizer_call_note", default=None)
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def _run(action: Callable[[], Model], state_change: Callable[[Model], Any] | None = None) -> Model:
+    """Call the library; turn a refusal into a ToolError and note the outcome for the log."""
+    note = _CALL_NOTE.get()
+    try:
+        result = action()
+    except OrganizerRefused as refusal:
+        if note is not None:
+            note.update(outcome="denied", detail={"reason": refusal.message})
+        raise ToolError(refusal.message) from refusal
+    if note is not None:
+        note["outcome"] = "ok"
+        if state_change is not None:
+            note["state_change"] = state_change(result)
+    return result
+
+
+def _move_change(result: MoveResult) -> dict[str, Any] | None:
+    if not result.moved:
+        return None
+    return {
+        "kind": "infoorg.move_files",
+        "moves": [
+            {"id": m.id, "from": m.from_path, "to": m.to_path} for m in result.moved
+        ],
+    }
+
+
+class _EventLogMiddleware:
+    """Logs every tools/call with its outcome and the digest of what it returned."""
+
+    def __init__(self, sink: EventSink) -> None:
+        self.sink = sink
+
+    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+        if ctx.method != "tools/call":
+            return await call_next(ctx)
+        params = ctx.params or {}
+        tool = str(params.get("name", ""))
+        arguments = params.get("arguments") or {}
+        note: dict[str, Any] = {}
+        token = _CALL_NOTE.set(note)
+        try:
+            result = await call_next(ctx)
+        except Exception as error:
+            self.sink.append(tool, arguments, "error", None, {"reason": type(error).__name__})
+            raise
+        finally:
+            _CALL_NOTE.reset(token)
+        dumped = (
+            result.model_dump(mode="json", by_alias=True, exclude_none=True)
+            if isinstance(result, BaseModel)
+            else result
+        )
+        is_error = bool(isinstance(dumped, dict) and dumped.get("isError"))
+        outcome = note.get("outcome") or ("error" if is_error else "ok")
+        detail = note.get("detail")
+        if is_error and detail is None:
+            texts = [c.get("text", "") for c in dumped.get("content", []) if isinstance(c, dict)]
+            detail = {"reason": " ".join(texts)[:500]}
+        if isinstance(dumped, dict):  # digest what the agent saw, not protocol envelopes
+            body = dumped.get("structuredContent", dumped.get("content"))
+        else:
+            body = dumped
+        self.sink.append(
+            tool,
+            arguments,
+            outcome,
+            None if body is None else sha256_json(body),
+            detail,
+            state_change=note.get("state_change"),
+        )
+        return result
+
+
+_READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
+
+
+def build_organizer_server(
+    workspace: Path,
+    *,
+    event_log: EventSink | None = None,
+    inventory: Mapping[str, str] | None = None,
+) -> MCPServer:
+    """An MCP server over the records in `workspace` (see `Organizer` for `inventory`).
+
+    Recovers an interrupted move on start. `event_log`, when given, receives every tool call.
+    """
+    organizer = Organizer(workspace, inventory=inventory)
+    server = MCPServer(
+        "worldkit-organizer",
+        instructions=INSTRUCTIONS,
+        log_level="WARNING",
+        middleware=[_EventLogMiddleware(event_log)] if event_log is not None else None,
+    )
+
+    @server.tool(annotations=_READ_ONLY)
+    def list_files(
+        offset: Annotated[int, Field(ge=0, description="Position to start listing from.")] = 0,
+        limit: Annotated[
+            int, Field(ge=1, le=LIST_PAGE_MAX, description="Entries per page (at most 200).")
+        ] = LIST_PAGE_MAX,
+    ) -> FileList:
+        """List records (id, current folder path, format), ordered by id, one page at a time."""
+        return _run(lambda: organizer.list_files(offset, limit))
+
+    @server.tool(annotations=_READ_ONLY)
+    def read_file(
+        id: Annotated[str, Field(description="Record id, e.g. F001.")],  # noqa: A002 - Table 9
+        offset: Annotated[int, Field(ge=0, description="Character offset to start at.")] = 0,
+        length: Annotated[
+            int,
+            Field(ge=1, le=READ_LENGTH_MAX, description="Characters to return (≤ 100,000)."),
+        ] = READ_LENGTH_MAX,
+    ) -> FileText:
+        """Read a record's exact text; continue from next_offset until it is None."""
+        return _run(lambda: organizer.read_file(id, offset, length))
+
+    @server.tool(annotations=_READ_ONLY)
+    def search_files(
+        query: Annotated[str, Field(description="Literal text; matched case-insensitively.")],
+        limit: Annotated[
+            int, Field(ge=1, le=SEARCH_MATCHES_MAX, description="Matches to return (≤ 40).")
+        ] = SEARCH_MATCHES_MAX,
+    ) -> SearchResult:
+        """Search record bodies for a literal phrase; returns snippets (read_file for more)."""
+        return _run(lambda: organizer.search_files(query, limit))
+
+    @server.tool(
+        annotations=ToolAnnotations(
+            read_only_hint=False,
+            destructive_hint=False,
+            idempotent_hint=True,
+            open_world_hint=False,
+        )
+    )
+    def move_files(
+        ids: Annotated[list[str], Field(min_length=1, description="Record ids to move.")],
+        destination: Annotated[
+            list[str],
+            Field(description='Destination folder components, e.g. ["planning", "budget"].'),
+        ],
+    ) -> MoveResult:
+        """Move records into a folder, creating it. Folder names must be non-empty, without
+        '/' or '\\', not '.' or '..', not ending in '.txt' and not like a record id (F12).
+        Record contents never change."""
+        return _run(lambda: organizer.move_files(ids, destination), _move_change)
+
+    @server.tool(annotations=_READ_ONLY)
+    def check_inventory() -> Inventory:
+        """Report missing, duplicated, changed, unexpected and unplaced records (integrity and
+        filing state only)."""
+        return _run(organizer.check_inventory)
+
+    return server
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve one workspace over stdio."""
+    parser = argparse.ArgumentParser(
+        prog="python -m worldkit.mcp.organizer",
+        description="Serve the InfoOrgBench organizer tools for one workspace over stdio.",
+    )
+    parser.add_argument("--workspace", type=Path, required=True, help="The agent's record tree.")
+    args = parser.parse_args(argv)
+    try:
+        server = build_organizer_server(args.workspace)
+    except OrganizerRefused as error:
+        parser.exit(2, f"error: {error.message}\n")
+    server.run("stdio")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,136 @@
+"""Stage what a seat's server serves, and open the run's event log: the library behind `worldkit serve`.
+
+`stage_seat` produces the served directory — a fresh projection of (world, rev, date, seat), an
+existing projection, or a candidate package from a task overlay — with its tool configuration
+and workspace. `open_run` opens the store and a new run's event log. The CLI only parses and calls
+these two, then `build_seat_server`.
+
+This module must never serve anything itself and never reuse a run that already has events.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+import tempfile
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from worldkit.errors import InvalidOverlay, UsageError
+from worldkit.materialize import materialize
+from worldkit.mcp.seat import default_tool_config
+from worldkit.overlay.toolconfig import ToolConfig
+from worldkit.store import EventLog, Store, get_run
+
+__all__ = ["StagedSeat", "new_run_id", "open_run", "stage_seat"]
+
+
+@dataclass
+class StagedSeat:
+    """A served directory: the projection, its tool configuration and the workspace (if a task gave one)."""
+
+    projection: Path
+    config: ToolConfig
+    workspace: Path | None
+    root: Path
+    """The directory holding everything staged (removed by `close` if it was temporary)."""
+    temporary: bool = field(default=False)
+
+    def close(self) -> None:
+        if self.temporary:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+def stage_seat(
+    *,
+    world: str | None = None,
+    rev: str | None = None,
+    date: str | None = None,
+    seat: str | None = None,
+    projection: Path | None = None,
+    overlay: str | None = None,
+    condition: str | None = None,
+    out: Path | None = None,
+) -> StagedSeat:
+    """Materialize (or reuse) the directory a seat's server serves.
+
+    - `projection`: serve an existing projection (any of world/rev/date/seat given must match it);
+    - `overlay`: apply the task overlay (under `condition`) and serve its candidate package;
+    - otherwise materialize (world, rev, date, seat).
+    Without `out`, a temporary directory is used and removed by `StagedSeat.close`.
+    """
+    if projection is not None:
+        if overlay is not None:
+            raise UsageError("--projection and --overlay exclude each other: an overlay stages its own projection")
+        projection = Path(projection).absolute()
+        config = default_tool_config(projection)
+        _require_match(config, world, rev, date, seat, f"projection {projection}")
+        return StagedSeat(projection=projection, config=config, workspace=None, root=projection)
+    temporary = out is None
+    root = Path(tempfile.mkdtemp(prefix="worldkit-serve-")) if out is None else Path(out).absolute()
+    try:
+        if overlay is not None:
+            staged = _stage_overlay(overlay, condition, root)
+            _require_match(staged.config, world, rev, date, seat, f"overlay {overlay}")
+            staged.temporary = temporary
+            return staged
+        missing = [name for name, value in (("--world", world), ("--rev", rev), ("--date", date), ("--seat", seat)) if not value]
+        if missing:
+            raise UsageError(f"missing {', '.join(missing)}: name the world, revision, date and seat to serve (or --projection DIR)")
+        assert world and rev and date and seat
+        target = root / "projection"
+        materialize(world, rev, date, seat, target)
+        return StagedSeat(
+            projection=target, config=default_tool_config(target), workspace=None, root=root, temporary=temporary
+        )
+    except BaseException:
+        if temporary:
+            shutil.rmtree(root, ignore_errors=True)
+        raise
+
+
+def _stage_overlay(overlay: str, condition: str | None, root: Path) -> StagedSeat:
+    try:
+        from worldkit.overlay import apply_overlay  # type: ignore[attr-defined]
+    except ImportError:
+        raise UsageError(
+            "--overlay needs worldkit.overlay.apply_overlay, which this build does not have yet; "
+            "serve the projection without --overlay"
+        ) from None
+    apply_overlay(overlay, root, condition or "full")
+    candidate = root / "candidate"
+    config_file = candidate / "tool-config.json"
+    if not config_file.is_file():
+        raise InvalidOverlay("the candidate package has no tool-config.json; re-apply the overlay", file=candidate)
+    config = ToolConfig.model_validate(json.loads(config_file.read_text(encoding="utf-8")))
+    workspace = candidate / "workspace"
+    workspace.mkdir(exist_ok=True)
+    return StagedSeat(projection=candidate / "projection", config=config, workspace=workspace, root=root)
+
+
+def _require_match(config: ToolConfig, world: str | None, rev: str | None, date: str | None, seat: str | None, what: str) -> None:
+    for name, given, actual in (("world", world, config.world), ("rev", rev, config.rev), ("date", date, config.date), ("seat", seat, config.seat)):
+        if given is not None and given != actual and not (name == "world" and Path(given).name == actual):
+            raise UsageError(f"--{name} {given} does not match {what}, which is for {name} {actual}; drop --{name} or fix it")
+
+
+def new_run_id(seat: str) -> str:
+    """A fresh run id: the seat, the UTC time and a random suffix."""
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return f"{seat}-{stamp}-{uuid.uuid4().hex[:8]}"
+
+
+def open_run(store: Store, run_id: str, seat: str) -> EventLog:
+    """A new run's event log; a run id that already has events is refused (its state would be lost)."""
+    try:
+        head = get_run(store, run_id)
+    except UsageError:
+        head = None
+    if head is not None and head.seq > 0:
+        raise UsageError(
+            f"run {run_id} already has {head.seq} events in store {store.url}; a served run starts from the "
+            "pre-task state, so give a new --run-id (or omit it)"
+        )
+    return EventLog(store, run_id, seat)

@@ -1,0 +1,317 @@
+"""The mutable side of a run: what the seat's permitted tool calls change, and its digest.
+
+A run starts from the pre-task state — a projection (fixed; named by its fingerprint) and a
+workspace (the candidate package's `workspace/`, possibly empty) — and changes only through
+`SeatState.apply(change)`: a workspace file written, a record commented on, its status changed or a
+deliverable attached, a mail sent. The server applies the same change payload it logs, so
+replaying the log's state changes onto the pre-task state reproduces `digest()` exactly.
+
+The digest covers the projection fingerprint, every workspace file's SHA-256, every record change
+and every sent message, in canonical JSON; nothing in it depends on time, process or order of
+iteration. This module must never consult a clock, a policy or the event log: permission is
+decided before a change gets here, and dates come from the projection.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from worldkit.canon import sha256_json
+from worldkit.errors import InvalidWorld, StoreError
+from worldkit.materialize.manifest import read_manifest
+from worldkit.mcp.confine import check_path, open_confined, write_confined
+
+__all__ = [
+    "DiskWorkspace",
+    "MemoryWorkspace",
+    "SeatState",
+    "SendMessageChange",
+    "StateChange",
+    "UpdateRecordChange",
+    "Workspace",
+    "WriteFileChange",
+    "parse_change",
+    "pre_task_state",
+]
+
+STATE_VERSION = 1
+
+
+class _Change(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    v: Literal[1] = 1
+    """Version of the change payload."""
+    before: str | None = None
+    """State digest before the change (filled in by the server; checked by replay)."""
+    after: str | None = None
+    """State digest after the change (filled in by the server; checked by replay)."""
+
+
+class WriteFileChange(_Change):
+    kind: Literal["write_file"] = "write_file"
+    """A workspace file was created or replaced."""
+    path: str
+    """Path relative to the workspace."""
+    content: str
+    """The file's full new text (UTF-8)."""
+    sha256: str
+    """SHA-256 of the UTF-8 bytes of `content`."""
+
+
+class UpdateRecordChange(_Change):
+    kind: Literal["update_record"] = "update_record"
+    """A record was commented on, had its status changed, or got an attachment."""
+    record: str
+    """Record id."""
+    action: Literal["comment", "status", "attach"]
+    """What was done."""
+    text: str
+    """Comment text, new status, or the attached workspace path."""
+    sha256: str | None = None
+    """For `attach`: SHA-256 of the attached workspace file."""
+    by: str
+    """The person acting (the seat's person)."""
+    date: str
+    """The run's date (the projection date)."""
+
+
+class SendMessageChange(_Change):
+    kind: Literal["send_message"] = "send_message"
+    """A mail was sent."""
+    id: str
+    """Id given to the sent mail (`SENT-0001`, …, in order)."""
+    sender: str
+    """The person sending (the seat's person)."""
+    to: list[str]
+    """Recipients."""
+    subject: str
+    """Subject."""
+    body: str
+    """Body text."""
+    reply_to: str | None
+    """Message replied to."""
+    date: str
+    """The run's date (the projection date)."""
+
+
+StateChange = Annotated[WriteFileChange | UpdateRecordChange | SendMessageChange, Field(discriminator="kind")]
+_CHANGE = TypeAdapter(StateChange)
+
+
+def parse_change(payload: Mapping[str, Any]) -> WriteFileChange | UpdateRecordChange | SendMessageChange:
+    """A logged state-change payload as a typed change; `StoreError` if it is not one."""
+    try:
+        return _CHANGE.validate_python(dict(payload))
+    except ValidationError as error:
+        raise StoreError(f"state change {dict(payload).get('kind')!r} is malformed: {error.errors()[0]['msg']}") from None
+
+
+class Workspace(Protocol):
+    """Where workspace files live (a folder on disk during a run, memory during replay)."""
+
+    def read(self, path: str) -> bytes: ...
+
+    def write(self, path: str, data: bytes) -> None: ...
+
+    def digests(self) -> dict[str, str]:
+        """path → SHA-256 of every file now in the workspace."""
+        ...
+
+
+class MemoryWorkspace:
+    """A workspace held in memory (replay)."""
+
+    def __init__(self, files: Mapping[str, bytes] | None = None, *, links: frozenset[str] = frozenset()) -> None:
+        self._files = dict(files or {})
+        self._links = links
+
+    def read(self, path: str) -> bytes:
+        return self._files[path]
+
+    def write(self, path: str, data: bytes) -> None:
+        if path in self._links:
+            raise StoreError(f"cannot write {path!r}: it is a symlink in the workspace")
+        self._files[path] = data
+
+    def digests(self) -> dict[str, str]:
+        found = {p: hashlib.sha256(d).hexdigest() for p, d in self._files.items()}
+        return found | {p: "symlink" for p in self._links}
+
+
+class DiskWorkspace:
+    """A workspace folder on disk; writes are atomic and never follow symlinks."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root).absolute()
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._digests = scan_workspace(self.root)
+
+    def read(self, path: str) -> bytes:
+        return open_confined(self.root, path)
+
+    def write(self, path: str, data: bytes) -> None:
+        write_confined(self.root, path, data)
+        self._digests[path] = hashlib.sha256(data).hexdigest()
+
+    def digests(self) -> dict[str, str]:
+        return dict(self._digests)
+
+
+def scan_workspace(root: Path) -> dict[str, str]:
+    """path → SHA-256 of the files under `root` (a symlink is recorded as `symlink`, never followed)."""
+    found: dict[str, str] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        base = Path(dirpath)
+        for name in sorted(filenames + [d for d in dirnames if (base / d).is_symlink()]):
+            full = base / name
+            rel = full.relative_to(root).as_posix()
+            mode = os.lstat(full).st_mode
+            if stat.S_ISLNK(mode):
+                found[rel] = "symlink"
+            elif stat.S_ISREG(mode):
+                found[rel] = hashlib.sha256(full.read_bytes()).hexdigest()
+    return found
+
+
+class SeatState:
+    """What a run has changed so far, on top of a fixed projection."""
+
+    def __init__(self, base: str, workspace: Workspace | None = None) -> None:
+        self.base = base
+        self.workspace = workspace
+        self._workspace_digests = workspace.digests() if workspace is not None else {}
+        self.records: dict[str, list[dict[str, Any]]] = {}
+        self.outbox: list[dict[str, Any]] = []
+        self._lock = threading.RLock()
+
+    @property
+    def lock(self) -> threading.RLock:
+        """Held by the server across check, apply and digest, so changes never interleave."""
+        return self._lock
+
+    def workspace_files(self) -> dict[str, str]:
+        """path → SHA-256 of the workspace files."""
+        return dict(self._workspace_digests)
+
+    def next_message_id(self) -> str:
+        return f"SENT-{len(self.outbox) + 1:04d}"
+
+    def apply(self, change: Mapping[str, Any] | WriteFileChange | UpdateRecordChange | SendMessageChange) -> None:
+        """Apply one change; the same payload gives the same state wherever it is applied."""
+        parsed = change if isinstance(change, BaseModel) else parse_change(change)
+        with self._lock:
+            if isinstance(parsed, WriteFileChange):
+                self._write(parsed)
+            elif isinstance(parsed, UpdateRecordChange):
+                self._update(parsed)
+            else:
+                self._send(parsed)
+
+    def _write(self, change: WriteFileChange) -> None:
+        if self.workspace is None:
+            raise StoreError(f"cannot apply a write of {change.path!r}: this state has no workspace")
+        check_path(change.path)
+        data = change.content.encode("utf-8")
+        if hashlib.sha256(data).hexdigest() != change.sha256:
+            raise StoreError(f"write of {change.path!r}: content does not match its sha256")
+        self.workspace.write(change.path, data)
+        self._workspace_digests[change.path] = change.sha256
+
+    def _update(self, change: UpdateRecordChange) -> None:
+        entry = {"action": change.action, "by": change.by, "date": change.date, "text": change.text}
+        if change.action == "attach":
+            entry["sha256"] = change.sha256
+        self.records.setdefault(change.record, []).append(entry)
+
+    def record_changes(self, record_id: str) -> list[dict[str, Any]]:
+        """The changes made to a record in this run, in order."""
+        with self._lock:
+            return [dict(c) for c in self.records.get(record_id, [])]
+
+    def _send(self, change: SendMessageChange) -> None:
+        expected = self.next_message_id()
+        if change.id != expected:
+            raise StoreError(f"sent message id {change.id!r} is out of order (expected {expected!r})")
+        self.outbox.append(change.model_dump(mode="json", exclude={"v", "kind", "before", "after"}))
+
+    def snapshot(self) -> dict[str, Any]:
+        """The whole mutable state as canonical-JSON-ready data (what `digest` hashes)."""
+        with self._lock:
+            return {
+                "base": self.base,
+                "outbox": self.outbox,
+                "records": self.records,
+                "v": STATE_VERSION,
+                "workspace": dict(sorted(self._workspace_digests.items())),
+            }
+
+    def digest(self) -> str:
+        """SHA-256 of the canonical JSON of `snapshot()`."""
+        return sha256_json(self.snapshot())
+
+    def final_records(self, baseline: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+        """Record id → record JSON with this run's changes applied (the grading shape).
+
+        `baseline` is the pre-task record JSON by id. A status change sets `status` and appends a
+        `{kind: "status", status}` history entry; a comment appends `{kind: "comment", note}`; an
+        attachment `{kind: "attach", note: path, sha256}`. Changes are applied in the order made.
+        """
+        out: dict[str, dict[str, Any]] = {}
+        with self._lock:
+            for record_id, changes in sorted(self.records.items()):
+                record = dict(baseline.get(record_id, {"id": record_id}))
+                history = list(record.get("history", []))
+                for change in changes:
+                    entry: dict[str, Any] = {"by": change["by"], "date": change["date"], "kind": change["action"]}
+                    if change["action"] == "status":
+                        entry["status"] = record["status"] = change["text"]
+                    else:
+                        entry["note"] = change["text"]
+                        if change["action"] == "attach":
+                            entry["sha256"] = change["sha256"]
+                    history.append(entry)
+                record["history"] = history
+                out[record_id] = record
+        return out
+
+    def sent_messages(self) -> list[dict[str, Any]]:
+        """Mail sent in this run, in order: `{id, to, subject, body, reply_to, date}`."""
+        with self._lock:
+            return [{k: v for k, v in m.items() if k != "sender"} for m in self.outbox]
+
+
+def pre_task_state(pre_task_dir: Path) -> SeatState:
+    """The pre-task state held in memory, from a projection or a candidate package directory.
+
+    A candidate package is recognised by its `projection/` folder; its `workspace/` (if any) is
+    read into memory, so replaying never touches the directory.
+    """
+    root = Path(pre_task_dir)
+    projection = root / "projection" if (root / "projection" / "manifest.json").is_file() else root
+    if not (projection / "manifest.json").is_file():
+        raise InvalidWorld(
+            "neither a projection (manifest.json) nor a candidate package (projection/manifest.json); "
+            "pass the directory `worldkit materialize` or the overlay step wrote",
+            file=root,
+        )
+    manifest = read_manifest(projection)
+    files: dict[str, bytes] = {}
+    links: set[str] = set()
+    workspace_dir = root / "workspace" if projection != root else None
+    if workspace_dir is not None and workspace_dir.is_dir():
+        for rel, digest in scan_workspace(workspace_dir).items():
+            if digest == "symlink":
+                links.add(rel)
+            else:
+                files[rel] = (workspace_dir / rel).read_bytes()
+    return SeatState(manifest.fingerprint, MemoryWorkspace(files, links=frozenset(links)))

@@ -1,0 +1,280 @@
+"""The authoring workflow: scaffold (`new`), re-pin (`pin`), freeze digests (`freeze`).
+
+`overlay check` lives in `problems.py`. Freezing refuses an overlay that has check errors, then
+applies it under every condition and writes `manifests/<world>/overlays/<id>.json` with sorted
+keys and no times, so freezing twice writes identical bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict
+
+from worldkit.canon import pretty_json
+from worldkit.errors import InvalidOverlay, OutputExists
+from worldkit.materialize import materialize, parse_date
+from worldkit.overlay.apply import apply_overlay
+from worldkit.overlay.errors import OverlayProblems
+from worldkit.overlay.load import load_overlay, overlay_digest, overlay_world, parse_overlay
+from worldkit.overlay.models import Overlay
+from worldkit.overlay.problems import check_overlay
+from worldkit.world.load import load_world
+
+_MODEL = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+
+# --- new --------------------------------------------------------------------------------------
+
+_SCAFFOLD = """\
+# Task overlay scaffolded by `worldkit overlay new`. Replace every TODO, then run
+#   worldkit overlay check {path}
+# until it reports no problems. Field reference: `worldkit schema` (overlay.schema.json).
+schema_version: 1
+id: {id}
+title: {title}
+world: {world}
+rev: {rev}
+date: {date}
+seat: {seat}
+
+# The assignment shown to the agent (candidate/request.md).
+request: |
+  TODO: describe the assignment.
+  Write your answer to `answer.md` in your workspace.
+
+# Tool surfaces served to the agent: files, records, communication.
+surfaces: {surfaces}
+
+# What the seat may change; the servers refuse everything else.
+permitted:
+  - {{kind: write_file, paths: [answer.md]}}
+
+# Changes disallowed by the assignment or by policy, matched against the run's event log, e.g.
+#   - {{id: no-site-mail, kind: send_message, match: {{to: list-site}}, description: …}}
+prohibited: []
+
+# The submission: a workspace file and/or a state change.
+deliverable:
+  path: answer.md
+  description: TODO
+
+# Verifier side from here on: never shown to the agent.
+rubric:
+  - id: C1
+    text: The answer file exists and is not empty.
+    route: deterministic
+    check: {{type: deliverable_exists, path: answer.md}}
+
+# Criterion id -> sufficient evidence sets (all members of at least one set).
+evidence:
+  C1:
+    - - {{surface: {ev_surface}, locator: {ev_locator}}}
+
+# Curated packets: name -> projection paths (selection only).
+curated: {{}}
+
+reviewed_overlaps: []
+
+reference:
+  answer: |
+    TODO: the reference answer.
+  actions:
+    - {{tool: write_file, args: {{path: answer.md, content: "TODO: the reference answer.\\n"}}}}
+
+reference_files: []
+
+truth:
+  sources: []
+  facts: []
+  unsafe_claims: []
+  adjudication: []
+
+# Fingerprint of the projection this overlay was written against (`worldkit overlay pin` updates it).
+pinned_fingerprint: {fingerprint}
+"""
+
+_EVIDENCE_ORDER = ("files", "records", "mail", "chat")
+
+
+def _scalar(value: str) -> str:
+    """A YAML scalar for `value` (quoted only when it must be)."""
+    return yaml.safe_dump(value, default_flow_style=True, width=10_000).strip().removesuffix("\n...").strip()
+
+
+def new_overlay(
+    world: str,
+    rev: str,
+    date: str,
+    seat: str,
+    overlay_id: str,
+    out: str | Path | None = None,
+    *,
+    force: bool = False,
+) -> Path:
+    """Scaffold a valid overlay pinned to the current fingerprint of (world, rev, date, seat).
+
+    Writes `out` (default `overlays/<world id>/<id>.yaml` under the current folder) and returns it.
+    """
+    package = load_world(world)
+    day = parse_date(date)
+    target = Path(out) if out else Path("overlays") / package.id / f"{overlay_id}.yaml"
+    if target.exists() and not force:
+        raise OutputExists(f"{target} exists; pass --force to replace it")
+    with tempfile.TemporaryDirectory(prefix="worldkit-overlay-new-") as scratch:
+        result = materialize(package, rev, day, seat, Path(scratch) / "projection")
+        bundle = json.loads((result.out / "tools.json").read_text(encoding="utf-8"))
+    surfaces = [server["surface"] for server in bundle["servers"]]
+    entries = result.manifest.files
+    first = next((e for s in _EVIDENCE_ORDER for e in entries if e.surface == s), None)
+    if first is None:
+        ev_surface, ev_locator = "files", "files/TODO"
+    elif first.surface == "files":
+        ev_surface, ev_locator = "files", first.path
+    elif first.surface == "records":
+        ev_surface, ev_locator = "records", first.source
+    elif first.surface == "mail":
+        ev_surface, ev_locator = "mail", first.source
+    else:
+        ev_surface, ev_locator = "chat", first.source
+    world_ref = str(world)
+    if Path(world_ref).is_dir():
+        world_ref = str(Path(world_ref).resolve())
+    text = _SCAFFOLD.format(
+        path=target.as_posix(), id=_scalar(overlay_id), title=_scalar(f"TODO: title of {overlay_id}"),
+        world=_scalar(world_ref), rev=_scalar(rev), date=day.isoformat(), seat=_scalar(seat),
+        surfaces="[" + ", ".join(surfaces) + "]", ev_surface=ev_surface, ev_locator=_scalar(ev_locator),
+        fingerprint=result.fingerprint,
+    )  # fmt: skip
+    parse_overlay(yaml.safe_load(text), target)  # the scaffold must always be a valid overlay
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    return target
+
+
+# --- pin --------------------------------------------------------------------------------------
+
+_PIN_LINE = re.compile(r"^(pinned_fingerprint:[ \t]*)(['\"]?)([0-9a-fA-F]*)\2([ \t]*(#.*)?)$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class PinResult:
+    path: Path
+    previous: str
+    fingerprint: str
+
+    @property
+    def changed(self) -> bool:
+        return self.previous != self.fingerprint
+
+
+def pin_overlay(path: str | Path) -> PinResult:
+    """Rewrite the overlay file's `pinned_fingerprint` line to the current projection fingerprint
+    (the rest of the file, comments included, is left byte for byte)."""
+    model = load_overlay(path)
+    file = Path(model.source)
+    world = overlay_world(model)
+    with tempfile.TemporaryDirectory(prefix="worldkit-overlay-pin-") as scratch:
+        fingerprint = materialize(world, model.rev, model.date, model.seat, Path(scratch) / "p").fingerprint
+    text = file.read_text(encoding="utf-8")
+    matches = list(_PIN_LINE.finditer(text))
+    if len(matches) != 1:
+        raise InvalidOverlay(
+            "expected exactly one top-level `pinned_fingerprint: <hex>` line to rewrite; edit the file by hand",
+            file=file,
+            field="pinned_fingerprint",
+        )
+    found = matches[0]
+    updated = text[: found.start()] + found.group(1) + fingerprint + found.group(4) + text[found.end() :]
+    if updated != text:
+        file.write_text(updated, encoding="utf-8")
+    return PinResult(file, model.pinned_fingerprint, fingerprint)
+
+
+# --- freeze -----------------------------------------------------------------------------------
+
+
+class ConditionDigests(BaseModel):
+    model_config = _MODEL
+
+    fingerprint: str
+    """Candidate projection fingerprint under this condition."""
+    candidate_sha256: str
+    """Candidate package digest."""
+    verifier_sha256: str
+    """Verifier package digest."""
+
+
+class OverlayLock(BaseModel):
+    """`manifests/<world>/overlays/<id>.json`: what a re-application must reproduce."""
+
+    model_config = _MODEL
+
+    schema_version: Literal[1] = 1
+    """Format version."""
+    overlay: str
+    """Overlay id."""
+    world: str
+    """World id."""
+    rev: str
+    """Revision."""
+    date: str
+    """Date (ISO)."""
+    seat: str
+    """Seat id."""
+    overlay_sha256: str
+    """Digest of the overlay's canonical content and reference files."""
+    fingerprint: str
+    """The seat's full projection fingerprint (equals the overlay's pin)."""
+    conditions: dict[str, ConditionDigests]
+    """`full` and `curated:<name>` → digests."""
+
+
+def lock_path(manifests: Path, world_id: str, overlay_id: str) -> Path:
+    return manifests / world_id / "overlays" / f"{overlay_id}.json"
+
+
+@dataclass(frozen=True)
+class FreezeResult:
+    path: Path
+    lock: OverlayLock
+
+
+def freeze_overlay(overlay: Overlay | str | Path, manifests: str | Path = "manifests") -> FreezeResult:
+    """Check the overlay (errors refuse), apply it under every condition, write its lock file."""
+    model = overlay if isinstance(overlay, Overlay) else load_overlay(overlay)
+    report = check_overlay(model)
+    if not report.ok:
+        lines = "\n".join("  " + p.line() for p in report.errors)
+        raise OverlayProblems(
+            f"overlay {model.id} has {len(report.errors)} problem(s); fix them before freezing:\n{lines}"
+        )
+    conditions: dict[str, ConditionDigests] = {}
+    with tempfile.TemporaryDirectory(prefix="worldkit-overlay-freeze-") as scratch:
+        for index, condition in enumerate(model.conditions):
+            applied = apply_overlay(model, Path(scratch) / f"c{index}", condition)
+            conditions[condition] = ConditionDigests(
+                fingerprint=applied.fingerprint,
+                candidate_sha256=applied.candidate_sha256,
+                verifier_sha256=applied.verifier_sha256,
+            )
+            summary = applied.summary_model
+    lock = OverlayLock(
+        overlay=model.id, world=summary.world, rev=summary.rev, date=summary.date, seat=summary.seat,
+        overlay_sha256=overlay_digest(model), fingerprint=summary.source_fingerprint, conditions=conditions,
+    )  # fmt: skip
+    path = lock_path(Path(manifests), summary.world, model.id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(pretty_json(lock.model_dump(mode="json")).encode("utf-8"))
+    return FreezeResult(path, lock)
+
+
+def read_lock(path: Path) -> OverlayLock:
+    """Read a frozen overlay lock (for `verify`)."""
+    return OverlayLock.model_validate_json(path.read_bytes())

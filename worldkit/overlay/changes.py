@@ -1,0 +1,147 @@
+"""State changes, declared (`ChangeSpec`) and observed (`observed_changes`).
+
+A declared change names a state-changing tool and globs over its arguments; it matches a call in
+the run's event log. When a run has no event log, the changes are derived from its final state
+(workspace files, record history, sent mail) so the same declarations still decide.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from worldkit.overlay.context import GradingContext
+from worldkit.tools.specs import TOOLS_BY_NAME
+from worldkit.world.models import Id
+
+ChangeKind = Literal["write_file", "update_record", "send_message"]
+"""A state-changing tool (the same names as `PermittedChange.kind`)."""
+
+Pattern = str | list[str]
+"""A glob (fnmatch) or a list of globs, any of which may match."""
+
+
+class ChangeSpec(BaseModel):
+    """A state change described declaratively. A call matches when its `tool` is `kind` and, for
+    every key of `match`, the tool argument of that name matches the glob(s); a list-valued
+    argument (`to`) matches when any element does; other values are compared as strings."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    kind: ChangeKind
+    """The state-changing tool: `write_file`, `update_record` or `send_message`."""
+    match: dict[str, Pattern] = Field(default_factory=dict)
+    """Tool argument → glob(s). Arguments: write_file `path`, `content`; update_record `id`,
+    `action` (comment/status/attach), `text` (comment text, new status, attached path);
+    send_message `to`, `subject`, `body`, `reply_to`. Empty: every call of `kind` matches."""
+    case_sensitive: bool = True
+    """Whether the globs compare case-sensitively."""
+    description: str = ""
+    """The change in words (shown to graders and in check results)."""
+
+    @model_validator(mode="after")
+    def _match_keys_are_arguments(self) -> ChangeSpec:
+        known = set(TOOLS_BY_NAME[self.kind].args.model_fields)
+        unknown = sorted(set(self.match) - known)
+        if unknown:
+            raise ValueError(
+                f"`match` names {', '.join(unknown)}, not arguments of {self.kind}; use {', '.join(sorted(known))}"
+            )
+        return self
+
+    def matches(self, tool: str, arguments: dict[str, Any]) -> bool:
+        """Whether a call of `tool` with `arguments` is this change."""
+        if tool != self.kind:
+            return False
+        return all(_matches(arguments.get(key), pattern, self.case_sensitive) for key, pattern in self.match.items())
+
+    def label(self) -> str:
+        return self.description or f"{self.kind} {json.dumps(self.match, sort_keys=True)}"
+
+
+class ProhibitedChange(ChangeSpec):
+    """A change the assignment or organizational policy disallows (even where a tool allows it)."""
+
+    id: Id | None = None
+    """Optional id, so that a `no_prohibited_change` check can select rules by id."""
+
+
+def _matches(value: Any, pattern: Pattern, case_sensitive: bool) -> bool:
+    patterns = [pattern] if isinstance(pattern, str) else pattern
+    values = value if isinstance(value, list) else [value]
+    for item in values:
+        text = "" if item is None else str(item)
+        for glob in patterns:
+            if fnmatch.fnmatchcase(text, glob) if case_sensitive else fnmatch.fnmatchcase(text.casefold(), glob.casefold()):
+                return True
+    return False
+
+
+@dataclass(frozen=True)
+class Change:
+    """One observed state change: the tool call that made it (or would have made it)."""
+
+    tool: str
+    arguments: dict[str, Any]
+    outcome: str
+    origin: str
+    """`event <seq>` when read from the log, else `final state`."""
+
+
+def observed_changes(ctx: GradingContext, *, attempts: bool = False) -> list[Change]:
+    """The state-changing calls of the run: from the event log (outcome `ok`; denied and failed
+    calls too if `attempts`), or, without a log, derived from the final state."""
+    if ctx.events is not None:
+        found = []
+        for index, event in enumerate(ctx.events, 1):
+            tool = event.get("tool", "")
+            spec = TOOLS_BY_NAME.get(tool)
+            if spec is None or spec.read_only:
+                continue
+            outcome = event.get("outcome", "ok")
+            if outcome == "ok" or attempts:
+                origin = f"event {event.get('seq', index)}"
+                found.append(Change(tool, dict(event.get("arguments") or {}), outcome, origin))
+        return found
+    return _changes_from_state(ctx)
+
+
+def baseline_records(projection: Path) -> dict[str, dict[str, Any]]:
+    """Record id → record JSON as in the pre-task projection."""
+    found: dict[str, dict[str, Any]] = {}
+    folder = projection / "records"
+    if folder.is_dir():
+        for path in sorted(folder.glob("*/*.json")):
+            record = json.loads(path.read_text(encoding="utf-8"))
+            found[record.get("id", path.stem)] = record
+    return found
+
+
+def _changes_from_state(ctx: GradingContext) -> list[Change]:
+    found: list[Change] = []
+    if ctx.workspace.is_dir():
+        for path in sorted(p for p in ctx.workspace.rglob("*") if p.is_file()):
+            content = path.read_bytes().decode("utf-8", errors="replace")
+            found.append(Change("write_file", {"path": path.relative_to(ctx.workspace).as_posix(), "content": content}, "ok", "final state"))
+    before = baseline_records(ctx.projection)
+    for record_id in sorted(ctx.records):
+        after = ctx.records[record_id]
+        old = before.get(record_id, {})
+        old_history = old.get("history", [])
+        for entry in after.get("history", [])[len(old_history):]:
+            kind = entry.get("kind")
+            if kind in ("comment", "attach"):
+                text = entry.get("note", entry.get("text", ""))
+                found.append(Change("update_record", {"id": record_id, "action": kind, "text": text}, "ok", "final state"))
+        if after.get("status") != old.get("status"):
+            found.append(
+                Change("update_record", {"id": record_id, "action": "status", "text": after.get("status")}, "ok", "final state")
+            )
+    for message in ctx.sent:
+        found.append(Change("send_message", dict(message), "ok", "final state"))
+    return found

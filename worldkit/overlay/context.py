@@ -1,0 +1,42 @@
+"""What a check sees after a run (`GradingContext`) and what it answers (`CheckResult`).
+
+The run captures the final state independently of the agent's last message and hands it to the
+checks in this shape; `overlay check` builds the same shape from the reference solution and
+from an untouched workspace. Nothing here reads the verifier package.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """A check's verdict and a one-line reason a reviewer can act on."""
+
+    passed: bool
+    detail: str
+
+
+@dataclass(frozen=True)
+class GradingContext:
+    """The final state of one run, as the checks read it.
+
+    - `workspace`: the candidate's `workspace/` after the run (deliverable paths are relative to it).
+    - `records`: record id → final record JSON, the same shape as the projection's
+      `records/<system>/<id>.json`, with the run's changes applied: a status change sets
+      `status` (and appends a `{kind: "status", status}` history entry), a comment appends a
+      `{kind: "comment", note}` history entry, an attachment a `{kind: "attach", note: path}` one.
+    - `sent`: messages the seat sent, each `{to: [...], subject, body}` (`cc`, `reply_to` optional).
+    - `events`: the run's event-log entries (`tool`, `arguments`, `outcome` at least), or None
+      when no log is available; checks then derive the changes from the final state.
+    - `projection`: the pre-task projection the run started from (its records are the baseline).
+    """
+
+    workspace: Path
+    records: dict[str, dict[str, Any]]
+    sent: list[dict[str, Any]]
+    events: list[dict[str, Any]] | None
+    projection: Path

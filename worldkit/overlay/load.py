@@ -1,0 +1,195 @@
+"""Find, load and digest overlays.
+
+Layout: `overlays/<world>/<id>.yaml`, or `overlays/<world>/<id>/overlay.yaml` when the overlay
+carries reference files beside it. Overlays are searched in `$WORLDKIT_OVERLAYS`, `./overlays`
+and the repository's `overlays/`. A YAML or validation error is an `InvalidOverlay` (exit 3)
+naming the file, the entity and the field; every validation error is listed, not just the first.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from worldkit.canon import sha256_bytes, sha256_json
+from worldkit.errors import InvalidOverlay, UsageError
+from worldkit.overlay._paths import confined
+from worldkit.overlay.models import Overlay
+from worldkit.world.load import WorldPackage, load_world
+
+OVERLAY_FILENAME = "overlay.yaml"
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _repo_overlays() -> Path:
+    return Path(__file__).resolve().parents[2] / "overlays"
+
+
+def overlay_search_path() -> list[Path]:
+    """Folders holding `<world>/` overlay folders: $WORLDKIT_OVERLAYS, ./overlays, the repo's."""
+    paths = [Path(p) for p in os.environ.get("WORLDKIT_OVERLAYS", "").split(os.pathsep) if p]
+    paths += [Path.cwd() / "overlays", _repo_overlays()]
+    unique: list[Path] = []
+    for path in paths:
+        if path.resolve() not in [u.resolve() for u in unique]:
+            unique.append(path)
+    return unique
+
+
+def _overlays_in(folder: Path) -> list[Path]:
+    if not folder.is_dir():
+        return []
+    found = [p for p in folder.glob("*.yaml") if p.is_file()]
+    found += [p for p in folder.glob(f"*/{OVERLAY_FILENAME}") if p.is_file()]
+    return sorted(found, key=lambda p: p.relative_to(folder).as_posix())
+
+
+def find_overlays(world: str) -> list[Path]:
+    """Overlay files of a world (by world name), from the first search folder that has any."""
+    for root in overlay_search_path():
+        found = _overlays_in(root / world)
+        if found:
+            return found
+    return []
+
+
+def resolve_overlay(name_or_path: str | Path) -> Path:
+    """An overlay file from a path (file, or folder with `overlay.yaml`) or an id (`id` or `world/id`)."""
+    path = Path(name_or_path)
+    if path.is_file():
+        return path.resolve()
+    if (path / OVERLAY_FILENAME).is_file():
+        return (path / OVERLAY_FILENAME).resolve()
+    text = str(name_or_path)
+    world, _, task = text.rpartition("/")
+    for root in overlay_search_path():
+        folders = [root / world] if world else sorted(p for p in root.glob("*") if p.is_dir())
+        for folder in folders:
+            for candidate in (folder / f"{task}.yaml", folder / task / OVERLAY_FILENAME):
+                if candidate.is_file():
+                    return candidate.resolve()
+    raise UsageError(
+        f"no overlay {text!r}: not a file, not a folder with {OVERLAY_FILENAME}, and no id of that name under "
+        f"{', '.join(str(p) for p in overlay_search_path())}. Pass the path to the overlay YAML."
+    )
+
+
+def _locate(loc: tuple[Any, ...], raw: Any) -> tuple[str | None, str]:
+    entity: str | None = None
+    node = raw
+    parts: list[str] = []
+    for part in loc:
+        if isinstance(node, Mapping) and isinstance(node.get("id"), str):
+            entity = node["id"]
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            node = None
+        parts.append(str(part))
+    if isinstance(node, Mapping) and isinstance(node.get("id"), str):
+        entity = node["id"]
+    return entity, ".".join(parts)
+
+
+def _explain(error: ValidationError, raw: Any, file: Path) -> InvalidOverlay:
+    lines = []
+    first_entity, first_field = None, None
+    for item in error.errors():
+        entity, field = _locate(tuple(item["loc"]), raw)
+        if item["type"] == "extra_forbidden":
+            message = "unknown field; remove it or fix its spelling"
+        elif item["type"] == "missing":
+            message = "required field is missing; add it"
+        else:
+            message = f"{item['msg']}; fix the value"
+        where = ", ".join(x for x in (f"entity {entity}" if entity else "", f"field {field}" if field else "") if x)
+        lines.append(f"{where}: {message}" if where else message)
+        first_entity, first_field = first_entity or entity, first_field or field
+    count = len(lines)
+    head = f"{count} problem{'s' if count > 1 else ''}: " if count > 1 else ""
+    return InvalidOverlay(head + " | ".join(lines), file=file, entity=None if count > 1 else first_entity,
+                          field=None if count > 1 else first_field)
+
+
+def parse_overlay(raw: Any, file: Path | None = None) -> Overlay:
+    """Validate raw YAML data into an `Overlay` (errors name `file` if given)."""
+    where = file or Path("<overlay>")
+    if not isinstance(raw, dict):
+        raise InvalidOverlay("an overlay is a mapping (id, title, world, rev, date, seat, request, …)", file=where)
+    try:
+        overlay = Overlay.model_validate(raw)
+    except ValidationError as error:
+        raise _explain(error, raw, where) from None
+    if file is not None:
+        overlay._source = file.resolve()
+    return overlay
+
+
+def load_overlay(path: str | Path) -> Overlay:
+    """Load and validate an overlay from a YAML path, a folder holding `overlay.yaml`, or an id."""
+    file = resolve_overlay(path)
+    try:
+        with open(file, encoding="utf-8") as handle:
+            raw = yaml.load(handle, Loader=_Loader)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise InvalidOverlay(f"not valid YAML{where}: {problem}. Fix the syntax.", file=file) from None
+    except UnicodeDecodeError:
+        raise InvalidOverlay("not UTF-8 text; save the file as UTF-8.", file=file) from None
+    return parse_overlay(raw, file)
+
+
+def overlay_world(overlay: Overlay) -> WorldPackage:
+    """The overlay's world: a folder relative to the overlay file if there is one, else by name."""
+    if overlay.source is not None:
+        local = Path(overlay.source).parent / overlay.world
+        if (local / "world.yaml").is_file():
+            return load_world(local)
+    return load_world(overlay.world)
+
+
+def reference_bytes(overlay: Overlay) -> dict[str, bytes]:
+    """Reference file name → bytes (inline text as UTF-8, or the file beside the overlay)."""
+    found: dict[str, bytes] = {}
+    for ref in overlay.reference_files:
+        if ref.text is not None:
+            found[ref.name] = ref.text.encode("utf-8")
+            continue
+        assert ref.path is not None
+        if overlay.source is None:
+            raise InvalidOverlay(
+                f"reference file {ref.name!r} names path {ref.path!r}, but the overlay was not loaded from a file; "
+                "load it with load_overlay(path) or give the file inline as `text`",
+                entity=overlay.id,
+                field="reference_files",
+            )
+        folder = Path(overlay.source).parent
+        file = confined(folder, ref.path)
+        if not file.is_file():
+            raise InvalidOverlay(
+                f"reference file {ref.name!r}: {ref.path} does not exist beside the overlay; add it or fix the path",
+                file=overlay.source,
+                entity=ref.name,
+                field="reference_files",
+            )
+        found[ref.name] = file.read_bytes()
+    return found
+
+
+def overlay_digest(overlay: Overlay, references: dict[str, bytes] | None = None) -> str:
+    """SHA-256 of the overlay's canonical content (independent of YAML layout, key order and
+    comments) and of its reference files' bytes."""
+    refs = reference_bytes(overlay) if references is None else references
+    return sha256_json(
+        {
+            "overlay": overlay.model_dump(mode="json"),
+            "reference_files": {name: sha256_bytes(data) for name, data in sorted(refs.items())},
+        }
+    )

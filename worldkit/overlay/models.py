@@ -1,0 +1,360 @@
+"""The task overlay: the fields of WorkWorlds Table A1 laid on one fixed projection.
+
+An overlay is a YAML file under `overlays/<world>/` (either `<id>.yaml`, or `<id>/overlay.yaml`
+for an overlay that carries reference files beside it). It never changes the projection; it
+names one (world, rev, date, seat), pins that projection's fingerprint, and adds the request,
+what the seat may and may not change, the deliverable, and everything the grader needs.
+
+Candidate side (what the agent gets): `request`, `surfaces`, `permitted`, `workspace_seed`, and
+the projection (or one `curated` packet of it). Everything else is verifier side: `rubric`,
+`evidence`, `prohibited`, `reference`, `reference_files`, `truth`, `reviewed_overlaps`.
+
+Models only: this module validates what can be decided from the YAML alone (types, unique ids,
+a check on every deterministic criterion, tool arguments of reference actions). What needs the
+projection (locators exist, bytes match, no verifier byte leaks) is `overlay check`'s job.
+This module never touches the filesystem.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
+
+from worldkit.overlay._paths import check_relative
+from worldkit.overlay.changes import ChangeSpec, ProhibitedChange
+from worldkit.overlay.checks import CheckField
+from worldkit.overlay.toolconfig import PermittedChange
+from worldkit.tools.specs import TOOLS_BY_NAME
+from worldkit.world.models import Id
+
+OVERLAY_SCHEMA_VERSION = 1
+
+Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+"""A lowercase hex SHA-256 digest."""
+
+PacketName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=80)]
+"""A curated packet's name, used as `--condition curated:NAME`."""
+
+Surface = Literal["files", "records", "communication"]
+"""A tool surface a seat can be served (see `worldkit.tools.specs.SURFACES`)."""
+
+EvidenceSurface = Literal["files", "records", "mail", "chat"]
+"""Where an evidence item lives in the projection."""
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+
+# --- evidence ---------------------------------------------------------------------------------
+
+
+class EvidenceItem(_Frozen):
+    """One member of a sufficient evidence set: an item of the candidate view."""
+
+    surface: EvidenceSurface
+    """`files`, `records`, `mail` or `chat`."""
+    locator: str = Field(min_length=1)
+    """files: the projection path (`files/SiteShare/SOPs/…`); records: the record id; mail: the
+    message id; chat: `<channel>` (the whole channel log) or `<channel>#<message id>`."""
+    anchor: str | None = None
+    """Optional frozen content anchor: text that occurs in the item's bytes and that a read or
+    search must return for the access to count (checked by `overlay check`)."""
+    fields: list[str] = Field(default_factory=list)
+    """records only: fields of the record (`fields.<name>` or top-level keys such as `status`)
+    that a `get_record` must return for the access to count."""
+
+    @model_validator(mode="after")
+    def _fields_only_for_records(self) -> EvidenceItem:
+        if self.fields and self.surface != "records":
+            raise ValueError("`fields` is only meaningful for the records surface; remove it")
+        if self.surface == "files" and not self.locator.startswith("files/"):
+            raise ValueError(f"a files locator is a projection path starting with `files/` (got {self.locator!r})")
+        return self
+
+
+EvidenceSet = Annotated[list[EvidenceItem], Field(min_length=1)]
+"""A sufficient evidence set: access to every member is enough to meet the criterion."""
+
+
+class SourcePointer(_Frozen):
+    """Where a truth fact or a reference answer comes from (may point outside the seat's view)."""
+
+    surface: Literal["files", "records", "mail", "chat", "world", "reference"]
+    """Projection surfaces as in `EvidenceItem`; `world`: a world entity id (e.g. a verifier-only
+    document); `reference`: the name of one of the overlay's `reference_files`."""
+    locator: str = Field(min_length=1)
+    """Locator in that surface's convention."""
+    note: str = ""
+    """What the source establishes."""
+
+
+# --- deliverable, rubric ----------------------------------------------------------------------
+
+
+class Deliverable(_Frozen):
+    """What constitutes the submission: a file in the workspace and/or a state change."""
+
+    path: str | None = None
+    """Path of the deliverable file, relative to the candidate's `workspace/`."""
+    state_change: ChangeSpec | None = None
+    """A state change that is (part of) the submission, e.g. a mail sent or a record comment."""
+    description: str = ""
+    """What the deliverable is, in words."""
+
+    @model_validator(mode="after")
+    def _something_delivered(self) -> Deliverable:
+        if self.path is None and self.state_change is None:
+            raise ValueError("a deliverable needs a `path`, a `state_change`, or both")
+        return self
+
+
+class Criterion(_Frozen):
+    """One rubric criterion, graded after the run on the captured final state."""
+
+    id: Id
+    """Criterion id, unique in the overlay (e.g. `C1`)."""
+    text: str = Field(min_length=1)
+    """What the work must achieve, as a grader reads it."""
+    route: Literal["deterministic", "semantic"]
+    """`deterministic`: the `check` decides; `semantic`: a judge decides from `text` and `guidance`."""
+    check: CheckField | None = None
+    """For deterministic criteria: the declarative check (see `worldkit.overlay.checks`)."""
+    guidance: str = ""
+    """For semantic criteria: source-grounded notes for the judge."""
+    passes_when_nothing_done: bool = False
+    """True when the criterion passes on an untouched workspace (e.g. "sent nothing to X");
+    `overlay check` proves this flag against the checks, so trivial passes are always declared."""
+
+    @model_validator(mode="after")
+    def _route_and_check_agree(self) -> Criterion:
+        if self.route == "deterministic" and self.check is None:
+            raise ValueError("a deterministic criterion needs a `check`")
+        if self.route == "semantic" and self.check is not None:
+            raise ValueError("a semantic criterion has no `check`; use `guidance` for the judge")
+        return self
+
+
+# --- verifier-side material --------------------------------------------------------------------
+
+
+class OracleAction(_Frozen):
+    """One tool call of the reference (oracle) solution."""
+
+    tool: str
+    """Tool name as served (`read_file`, `write_file`, `update_record`, `send_message`, …)."""
+    args: dict[str, Any] = Field(default_factory=dict)
+    """The call's arguments, validated against the tool's schema."""
+
+    @model_validator(mode="after")
+    def _valid_call(self) -> OracleAction:
+        spec = TOOLS_BY_NAME.get(self.tool)
+        if spec is None:
+            raise ValueError(f"unknown tool {self.tool!r}; use one of {', '.join(sorted(TOOLS_BY_NAME))}")
+        spec.args.model_validate(self.args)
+        return self
+
+
+class ReferenceSolution(_Frozen):
+    """Verifier side: what a correct submission looks like and how an oracle agent produces it."""
+
+    answer: str | None = None
+    """The reference deliverable text (markdown), for graders and judges."""
+    answers: dict[str, Any] = Field(default_factory=dict)
+    """Structured expected answers (e.g. criterion id → expected value)."""
+    sources: list[SourcePointer] = Field(default_factory=list)
+    """What the reference answer rests on."""
+    actions: list[OracleAction] = Field(default_factory=list)
+    """The tool calls an oracle agent performs, in order. `overlay check` replays the
+    state-changing ones and requires every deterministic criterion to pass on the result."""
+
+
+class ReferenceFile(_Frozen):
+    """A verifier-only file: inline `text`, or `path` to a file inside the overlay's folder."""
+
+    name: str
+    """Relative path under `verifier/reference/files/` in the package."""
+    text: str | None = None
+    """Inline content (exclusive with `path`)."""
+    path: str | None = None
+    """A file relative to the overlay YAML's folder (exclusive with `text`)."""
+    description: str = ""
+    """What the file is for."""
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ReferenceFile:
+        if (self.text is None) == (self.path is None):
+            raise ValueError("a reference file needs exactly one of `text` or `path`")
+        check_relative(self.name, "name")
+        if self.path is not None:
+            check_relative(self.path, "path")
+        return self
+
+
+class Truth(_Frozen):
+    """The truth specification (WorkWorlds §C.2): no points, no required prose, no hints."""
+
+    sources: list[SourcePointer] = Field(default_factory=list)
+    """Source pointers."""
+    facts: list[str] = Field(default_factory=list)
+    """Facts that must remain stable."""
+    unsafe_claims: list[str] = Field(default_factory=list)
+    """Unsupported claims that would be unsafe to make."""
+    adjudication: list[str] = Field(default_factory=list)
+    """Questions that require professional adjudication."""
+
+
+class ReviewedOverlap(_Frozen):
+    """A verifier item deliberately also present on the candidate side, reviewed by a person."""
+
+    sha256: Sha256
+    """Digest of the overlapping verifier item (its bytes, or a normalized paragraph of it, as
+    reported by `overlay check`)."""
+    rationale: str = Field(min_length=1)
+    """Why the overlap is intended and harmless."""
+    path: str | None = None
+    """Where the item shows on the candidate side (informative)."""
+
+
+class PacketItem(_Frozen):
+    """A projection path in a curated packet, optionally pinned to its bytes."""
+
+    path: str
+    """Projection path (`files/…`, `records/<system>/<id>.json`, `mail/<id>.json`, `chat/<c>.jsonl`)."""
+    sha256: Sha256 | None = None
+    """If given, the file's bytes in the projection must have this digest."""
+
+
+class SeedFile(_Frozen):
+    """A file placed in the writable workspace before the run (candidate-visible)."""
+
+    path: str
+    """Path relative to `workspace/`."""
+    text: str
+    """Content."""
+
+    @field_validator("path")
+    @classmethod
+    def _confined(cls, value: str) -> str:
+        check_relative(value, "path")
+        return value
+
+
+# --- the overlay ------------------------------------------------------------------------------
+
+
+class Overlay(_Frozen):
+    """A task overlay (WorkWorlds Table A1 plus the verifier-side material a grader needs)."""
+
+    schema_version: Literal[1] = OVERLAY_SCHEMA_VERSION
+    """Overlay format version."""
+    id: Id
+    """Task id, unique within the world (e.g. `stability-update`)."""
+    title: str = Field(min_length=1)
+    """One-line title."""
+    world: str
+    """World name (under `worlds/`) or a path, relative to the overlay file's folder."""
+    rev: Id
+    """Starting revision."""
+    date: dt.date
+    """Point in organizational history at which the assignment occurs."""
+    seat: Id
+    """Employee seat whose projection is used."""
+    request: str = Field(min_length=1)
+    """The assignment presented to the agent (markdown), written to `candidate/request.md`."""
+    surfaces: list[Surface] = Field(min_length=1)
+    """Tool surfaces exposed to the agent: `files`, `records`, `communication`."""
+    permitted: list[PermittedChange] = Field(default_factory=list)
+    """State changes the agent may make; everything else is refused by the servers."""
+    prohibited: list[ProhibitedChange] = Field(default_factory=list)
+    """Changes disallowed by the assignment or policy, read from the event log when grading."""
+    deliverable: Deliverable
+    """The file and/or state change that constitutes the submission."""
+    workspace_seed: list[SeedFile] = Field(default_factory=list)
+    """Files placed in the workspace before the run (usually none)."""
+    rubric: list[Criterion] = Field(min_length=1)
+    """Verifier-side criteria used only after execution."""
+    evidence: dict[str, list[EvidenceSet]] = Field(default_factory=dict)
+    """Criterion id → sufficient evidence sets; the access rule is "every member of at least
+    one set". `overlay check` requires every criterion to have at least one set."""
+    curated: dict[PacketName, list[PacketItem | str]] = Field(default_factory=dict)
+    """Curated packets: name → projection paths selected by a curator (selection only: no
+    additions, renames or edits). `tools.json` and `seat.json` are always kept."""
+    reviewed_overlaps: list[ReviewedOverlap] = Field(default_factory=list)
+    """Verifier items reviewed and allowed to also appear on the candidate side."""
+    reference: ReferenceSolution = Field(default_factory=ReferenceSolution)
+    """The reference solution (verifier side)."""
+    reference_files: list[ReferenceFile] = Field(default_factory=list)
+    """Verifier-only reference files."""
+    truth: Truth = Field(default_factory=Truth)
+    """The truth specification (verifier side)."""
+    pinned_fingerprint: Sha256
+    """Fingerprint of the (world, rev, date, seat) projection the overlay was written against."""
+
+    _source: Any = PrivateAttr(default=None)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _resolve_prohibited_rules(cls, data: Any) -> Any:
+        """Give each `no_prohibited_change` check the overlay's rules (all, or those it names)."""
+        if not isinstance(data, dict) or not isinstance(data.get("rubric"), list):
+            return data
+        rules = data.get("prohibited") or []
+        rubric = []
+        for criterion in data["rubric"]:
+            check = criterion.get("check") if isinstance(criterion, dict) else None
+            if isinstance(check, dict) and check.get("type") == "no_prohibited_change" and "rules" not in check:
+                wanted = check.get("ids") or []
+                known = {r.get("id") for r in rules if isinstance(r, dict)}
+                missing = sorted(set(wanted) - known)
+                if missing:
+                    raise ValueError(
+                        f"criterion {criterion.get('id')!r}: no prohibited change with id {', '.join(missing)}; "
+                        "give the prohibited entry that id or fix the reference"
+                    )
+                chosen = [r for r in rules if not wanted or (isinstance(r, dict) and r.get("id") in wanted)]
+                criterion = {**criterion, "check": {**check, "rules": chosen}}
+            rubric.append(criterion)
+        return {**data, "rubric": rubric}
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> Overlay:
+        for what, ids in (
+            ("criterion", [c.id for c in self.rubric]),
+            ("prohibited change", [p.id for p in self.prohibited if p.id is not None]),
+            ("reference file", [f.name for f in self.reference_files]),
+            ("workspace seed", [s.path for s in self.workspace_seed]),
+        ):
+            duplicates = sorted({x for x in ids if ids.count(x) > 1})
+            if duplicates:
+                raise ValueError(f"duplicate {what} id {', '.join(duplicates)}; give each a unique id")
+        return self
+
+    @property
+    def source(self) -> Any:
+        """The YAML file this overlay was loaded from (a `Path`), or None if built in memory."""
+        return self._source
+
+    def criterion(self, criterion_id: str) -> Criterion:
+        for criterion in self.rubric:
+            if criterion.id == criterion_id:
+                return criterion
+        raise KeyError(criterion_id)
+
+    def packet(self, name: str) -> list[PacketItem]:
+        """A curated packet's items, with bare paths normalized to `PacketItem`s."""
+        return [item if isinstance(item, PacketItem) else PacketItem(path=item) for item in self.curated[name]]
+
+    @property
+    def conditions(self) -> list[str]:
+        """Every condition the overlay can be applied under: `full` and `curated:<name>`."""
+        return ["full", *(f"curated:{name}" for name in sorted(self.curated))]

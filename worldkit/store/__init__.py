@@ -1,0 +1,55 @@
+"""The store: loaded revisions, runs and their event logs, in SQLite (default) or PostgreSQL.
+
+Open one with `Store.open(url)` and pass it to whatever needs it; there is no global store.
+Nothing in this package imports the CLI, the MCP servers or anything above the store layer.
+"""
+
+from worldkit.store.chain import (
+    ChainProblem,
+    ChainReport,
+    require_intact,
+    state_changes,
+    verify_chain,
+)
+from worldkit.store.db import ENV_VAR, Store, create_engine, describe_url, resolve_url
+from worldkit.store.eventlog import (
+    LOG_VERSION,
+    Event,
+    EventInput,
+    EventLog,
+    Outcome,
+    genesis_hash,
+    read_events,
+    row_hash,
+)
+from worldkit.store.revisions import RevisionInfo, StoredRevision
+from worldkit.store.runs import Head, RunSummary, get_run, list_runs
+from worldkit.store.schema import SCHEMA_VERSION
+
+__all__ = [
+    "ENV_VAR",
+    "LOG_VERSION",
+    "SCHEMA_VERSION",
+    "ChainProblem",
+    "ChainReport",
+    "Event",
+    "EventInput",
+    "EventLog",
+    "Head",
+    "Outcome",
+    "RevisionInfo",
+    "RunSummary",
+    "Store",
+    "StoredRevision",
+    "create_engine",
+    "describe_url",
+    "genesis_hash",
+    "get_run",
+    "list_runs",
+    "read_events",
+    "require_intact",
+    "resolve_url",
+    "row_hash",
+    "state_changes",
+    "verify_chain",
+]

@@ -1,0 +1,236 @@
+"""Checking a run's hash chain, and handing a verified run's state changes to a replay.
+
+A chain is good when events 1..head are all present, each is unedited (its hash matches its
+fields), each links to the one before (event 1 to the run's genesis hash) and acts as the run's
+seat, and the last one is the head the run records (and, if given, the head recorded elsewhere).
+This module must never write to the store, and never hand out events of a chain it has not checked.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from worldkit.canon import canonical_json
+from worldkit.errors import LogTampered
+from worldkit.store.db import Store, format_time, parse_time
+from worldkit.store.eventlog import (
+    LOG_VERSION,
+    OUTCOMES,
+    Event,
+    genesis_hash,
+    row_event,
+    row_hash,
+    stored_rows,
+)
+from worldkit.store.runs import Head, get_run
+
+ProblemKind = Literal[
+    "gap", "reordered", "hash_mismatch", "prev_mismatch", "malformed", "seat_mismatch",
+    "truncated", "head_mismatch",
+]  # fmt: skip
+
+
+class ChainProblem(BaseModel):
+    """The first thing wrong with a run's chain."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    seq: int
+    """Sequence number of the first bad (or first missing) event."""
+    kind: ProblemKind
+    """What is wrong: a gap, a reordering, edited content, a broken link, a cut-off tail…"""
+    message: str
+    """One sentence naming the event and what is wrong with it."""
+
+
+class ChainReport(BaseModel):
+    """The result of checking a run's chain from genesis to its head."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    run_id: str
+    """The run that was checked."""
+    seat: str
+    """The run's seat."""
+    events: int
+    """Number of events the run's head records (the chain checked is 1..events)."""
+    head_hash: str
+    """Hash the run's head records for its last event (or its genesis hash)."""
+    ok: bool
+    """True if every event is present, in order, unedited and linked to its predecessor."""
+    problem: ChainProblem | None = None
+    """The first bad event, if any."""
+
+    @property
+    def message(self) -> str:
+        if self.problem is None:
+            return f"run {self.run_id}: {self.events} events, chain intact (head {self.head_hash})"
+        return (
+            f"run {self.run_id}: {self.problem.message}; the log cannot be trusted from event "
+            f"{self.problem.seq} on: re-run the task to get a trustworthy log"
+        )
+
+
+def verify_chain(store: Store, run_id: str, *, expected_head: str | None = None) -> ChainReport:
+    """Check the run's chain from genesis to its head; the report names the first bad event.
+
+    `expected_head` is a head hash recorded elsewhere (e.g. in an execution record): the chain
+    must end exactly there, which also catches a log cut short together with its head.
+    """
+    report, _ = _scan(store, run_id, expected_head, collect=False)
+    return report
+
+
+def require_intact(store: Store, run_id: str, *, expected_head: str | None = None) -> ChainReport:
+    """`verify_chain`, raising `LogTampered` (naming the first bad event) on a broken chain."""
+    report = verify_chain(store, run_id, expected_head=expected_head)
+    if not report.ok:
+        raise LogTampered(report.message)
+    return report
+
+
+def state_changes(
+    store: Store, run_id: str, *, expected_head: str | None = None
+) -> Iterator[Event]:
+    """The run's state-changing events in order, for replay, after verifying the whole chain.
+
+    Raises `LogTampered` before yielding anything if the chain is broken.
+    """
+    report, changes = _scan(store, run_id, expected_head, collect=True)
+    if not report.ok:
+        raise LogTampered(report.message)
+    return iter(changes)
+
+
+def _scan(
+    store: Store, run_id: str, expected_head: str | None, *, collect: bool
+) -> tuple[ChainReport, list[Event]]:
+    head = get_run(store, run_id)
+    changes: list[Event] = []
+    expected_seq, prev = 1, genesis_hash(run_id)
+    problem: ChainProblem | None = None
+    for row in stored_rows(store, run_id, 0, head.seq):
+        problem = _check(head, row, expected_seq, prev)
+        if problem is not None:
+            break
+        if collect and row["state_change"] is not None:
+            changes.append(row_event(row))
+        expected_seq, prev = expected_seq + 1, row["hash"]
+    if problem is None:
+        problem = _check_tail(head, expected_seq - 1, prev, expected_head)
+    report = ChainReport(
+        run_id=run_id,
+        seat=head.seat,
+        events=head.seq,
+        head_hash=head.hash,
+        ok=problem is None,
+        problem=problem,
+    )
+    return report, changes
+
+
+def _check(head: Head, row: dict[str, Any], seq: int, prev: str) -> ChainProblem | None:
+    if row["seq"] != seq:
+        return ChainProblem(
+            seq=seq,
+            kind="gap",
+            message=f"event {seq} is missing: the stored log jumps from event {seq - 1} "
+            f"to event {row['seq']}",
+        )
+    malformed = _malformed(row)
+    if malformed:
+        return ChainProblem(seq=seq, kind="malformed", message=f"event {seq}: {malformed}")
+    if row_hash(row) != row["hash"]:
+        written_as = _original_seq(row, head.seq)
+        if written_as is not None:
+            return ChainProblem(
+                seq=seq,
+                kind="reordered",
+                message=f"event {seq} is out of order: the event stored there was written as "
+                f"event {written_as}",
+            )
+        return ChainProblem(
+            seq=seq,
+            kind="hash_mismatch",
+            message=f"event {seq} ({row['tool']}) was altered: its content no longer matches "
+            "its hash",
+        )
+    if row["prev_hash"] != prev:
+        return ChainProblem(
+            seq=seq,
+            kind="prev_mismatch",
+            message=f"event {seq} does not follow event {seq - 1}: its prev hash "
+            f"{row['prev_hash'][:16]}… is not the hash {prev[:16]}… of the event before it",
+        )
+    if row["seat"] != head.seat:
+        return ChainProblem(
+            seq=seq,
+            kind="seat_mismatch",
+            message=f"event {seq} acts as seat {row['seat']}, but run {head.run_id} belongs "
+            f"to seat {head.seat}",
+        )
+    return None
+
+
+def _check_tail(
+    head: Head, last_seq: int, last_hash: str, expected_head: str | None
+) -> ChainProblem | None:
+    if last_seq < head.seq:
+        return ChainProblem(
+            seq=last_seq + 1,
+            kind="truncated",
+            message=f"events {last_seq + 1}–{head.seq} are missing: the run's head records "
+            f"{head.seq} events but the stored log ends at event {last_seq}",
+        )
+    if last_hash != head.hash:
+        return ChainProblem(
+            seq=last_seq,
+            kind="head_mismatch",
+            message=f"event {last_seq}'s hash is not the head hash the run records",
+        )
+    if expected_head is not None and last_hash != expected_head:
+        return ChainProblem(
+            seq=last_seq,
+            kind="head_mismatch",
+            message=f"the chain ends at event {last_seq} with hash {last_hash[:16]}…, not at the "
+            f"expected head {expected_head[:16]}…",
+        )
+    return None
+
+
+def _malformed(row: Mapping[str, Any]) -> str | None:
+    """Why a stored row cannot be a genuine event, or None."""
+    if row["version"] != LOG_VERSION:
+        return f"format version {row['version']} is not {LOG_VERSION}"
+    if row["outcome"] not in OUTCOMES:
+        return f"outcome {row['outcome']!r} is not one of {', '.join(OUTCOMES)}"
+    try:
+        if format_time(parse_time(row["time"])) != row["time"]:
+            return f"time {row['time']!r} is not in the stored form"
+    except ValueError:
+        return f"time {row['time']!r} is not a time"
+    for field in ("arguments", "detail", "state_change"):
+        text = row[field]
+        if text is None:
+            if field == "arguments":
+                return "arguments are missing"
+            continue
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return f"{field} are not valid JSON (edited after they were written)"
+        if not isinstance(value, dict) or canonical_json(value)[:-1] != text:
+            return f"{field} are not canonical JSON (edited after they were written)"
+    return None
+
+
+def _original_seq(row: dict[str, Any], limit: int) -> int | None:
+    """The seq an unedited row was hashed with, if it sits at another position (reordering)."""
+    for candidate in range(1, limit + 1):
+        if candidate != row["seq"] and row_hash({**row, "seq": candidate}) == row["hash"]:
+            return candidate
+    return None

@@ -1,0 +1,275 @@
+"""Where the store is and how to talk to it: URL resolution, engine creation, the `Store` handle.
+
+A URL comes from `--store URL`, else the `WORLDKIT_STORE` environment variable, else the SQLite
+file `.worldkit/store.db` under the current directory. SQLite runs in WAL mode with a busy timeout
+so that several processes can write one file; write transactions take SQLite's write lock up
+front (`BEGIN IMMEDIATE`) so a writer waits its turn instead of failing mid-transaction.
+
+This module must never keep a global engine or connection: a `Store` is opened and passed in.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.pool import StaticPool
+
+from worldkit.errors import StoreError
+from worldkit.store import schema
+
+if TYPE_CHECKING:
+    from worldkit.store.revisions import RevisionInfo, StoredRevision
+
+ENV_VAR = "WORLDKIT_STORE"
+DEFAULT_PATH = Path(".worldkit") / "store.db"
+#: How long a SQLite writer waits for another writer's lock before giving up.
+SQLITE_BUSY_TIMEOUT_MS = 60_000
+_WRITE_OPTION = "worldkit_write"
+
+
+def resolve_url(
+    explicit: str | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> str:
+    """The store URL: `explicit`, else $WORLDKIT_STORE, else `.worldkit/store.db` in `cwd`."""
+    environ = os.environ if environ is None else environ
+    for candidate in (explicit, environ.get(ENV_VAR)):
+        if candidate is not None and candidate.strip():
+            return normalize_url(candidate.strip())
+    base = Path.cwd() if cwd is None else cwd
+    return f"sqlite:///{(base / DEFAULT_PATH).resolve()}"
+
+
+def normalize_url(url: str) -> str:
+    """Accept a bare file path as SQLite and `postgresql://` as the psycopg 3 driver."""
+    if "://" not in url:
+        return f"sqlite:///{Path(url).expanduser().resolve()}"
+    for prefix in ("postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    return url
+
+
+def describe_url(url: str | sa.URL) -> str:
+    """The URL as it may be shown to a user: any password is masked."""
+    try:
+        return sa.make_url(url).render_as_string(hide_password=True)
+    except sa.exc.ArgumentError:
+        return str(url)
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The database file of a SQLite URL, or None for in-memory and non-SQLite URLs."""
+    try:
+        parsed = sa.make_url(url)
+    except sa.exc.ArgumentError:
+        return None
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    if str(parsed.database).startswith("file:"):
+        return None
+    return Path(str(parsed.database))
+
+
+def create_engine(url: str) -> Engine:
+    """An engine for `url`, with SQLite set up for concurrent writers (WAL, busy timeout)."""
+    try:
+        parsed = sa.make_url(url)
+    except sa.exc.ArgumentError as error:
+        raise StoreError(
+            f"store URL {url!r} is not a database URL; use e.g. sqlite:///path/store.db or "
+            "postgresql+psycopg://user@host:5432/db"
+        ) from error
+    if parsed.get_backend_name() != "sqlite":
+        try:
+            return sa.create_engine(parsed, pool_pre_ping=True)
+        except (sa.exc.ArgumentError, ImportError) as error:
+            raise StoreError(
+                f"cannot use store {describe_url(parsed)}: {error}; worldkit supports sqlite:// "
+                "and postgresql+psycopg:// URLs"
+            ) from error
+    in_memory = sqlite_path(url) is None
+    options: dict[str, Any] = {
+        "connect_args": {"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000, "check_same_thread": False}
+    }
+    if in_memory:
+        # One shared connection, or every checkout would see its own empty database.
+        options["poolclass"] = StaticPool
+    engine = sa.create_engine(parsed, **options)
+    _setup_sqlite(engine, wal=not in_memory)
+    return engine
+
+
+def _setup_sqlite(engine: Engine, *, wal: bool) -> None:
+    @sa.event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Let SQLAlchemy, not the sqlite3 module, decide when transactions begin (see `_on_begin`).
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        if wal:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            # In WAL mode NORMAL is durable against application crashes, and much faster.
+            cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.close()
+
+    @sa.event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        write = conn.get_execution_options().get(_WRITE_OPTION, False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def format_time(moment: datetime) -> str:
+    """The one text form of a stored time: UTC, microseconds, `Z` (2026-03-02T09:00:00.000000Z)."""
+    if moment.tzinfo is None:
+        raise ValueError(f"time {moment!r} has no timezone; worldkit stores aware UTC times only")
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_time(text: str) -> datetime:
+    moment = datetime.fromisoformat(text)
+    if moment.tzinfo is None:
+        raise ValueError(f"stored time {text!r} has no timezone")
+    return moment.astimezone(timezone.utc)
+
+
+class Store:
+    """An open store: an engine plus the tables worldkit keeps in it. Close it when done."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    @classmethod
+    def open(cls, url: str | None = None, *, create: bool = True) -> Store:
+        """Open (and, if empty, set up) the store at `url`, resolved by `resolve_url`.
+
+        With `create=False` a SQLite file that does not exist yet is an error instead of being
+        created, for commands that only read.
+        """
+        resolved = resolve_url(url)
+        path = sqlite_path(resolved)
+        if path is not None and not path.exists():
+            if not create:
+                raise StoreError(
+                    f"no store at {path}; load something into it first (e.g. `worldkit world "
+                    "load`), or point --store / WORLDKIT_STORE at an existing store"
+                )
+            path.parent.mkdir(parents=True, exist_ok=True)
+        store = cls(create_engine(resolved))
+        try:
+            store.install()
+        except BaseException:
+            store.close()
+            raise
+        return store
+
+    @property
+    def url(self) -> str:
+        """The store's URL with any password masked."""
+        return describe_url(self.engine.url)
+
+    @property
+    def backend(self) -> str:
+        """`sqlite` or `postgresql`."""
+        return self.engine.dialect.name
+
+    def install(self) -> None:
+        """Create the tables and guards if the store is empty; refuse another schema version."""
+        with self.guard("set up"):
+            with self.engine.connect() as conn:
+                version = schema.installed_version(conn)
+                conn.rollback()
+            if version is None:
+                with self.write() as conn:
+                    schema.install(conn)
+                    version = schema.installed_version(conn)
+        if version != schema.SCHEMA_VERSION:
+            raise StoreError(
+                f"store {self.url} has schema version {version}, this worldkit needs "
+                f"{schema.SCHEMA_VERSION}; use a store made by this version (a new --store URL)"
+            )
+
+    @contextmanager
+    def write(self) -> Iterator[Connection]:
+        """A write transaction (on SQLite it takes the write lock at once); commits on exit."""
+        with self.engine.connect() as conn:
+            conn.execution_options(**{_WRITE_OPTION: True})
+            with conn.begin():
+                yield conn
+
+    def connect_for_writes(self) -> Connection:
+        """A connection whose transactions are write transactions; the caller closes it."""
+        conn = self.engine.connect()
+        conn.execution_options(**{_WRITE_OPTION: True})
+        return conn
+
+    @contextmanager
+    def guard(self, action: str) -> Iterator[None]:
+        """Turn a failure to reach or use the database into a `StoreError` naming the store."""
+        try:
+            yield
+        except sa.exc.OperationalError as error:
+            raise StoreError(
+                f"cannot {action} store {self.url}: {_first_line(error.orig)}; check that the "
+                f"database is reachable and the URL right (--store or {ENV_VAR})"
+            ) from error
+
+    def put_revision(
+        self, world: str, name: str, digest: str, parent: str | None, state_json: bytes
+    ) -> RevisionInfo:
+        """Store revision `name` of `world`; storing the same digest again changes nothing."""
+        from worldkit.store import revisions
+
+        with self.guard("write to"):
+            return revisions.put_revision(self, world, name, digest, parent, state_json)
+
+    def get_revision(self, world: str, name: str) -> StoredRevision | None:
+        """Revision `name` of `world` with its state, or None if it was never stored."""
+        from worldkit.store import revisions
+
+        with self.guard("read"):
+            return revisions.get_revision(self, world, name)
+
+    def list_revisions(self, world: str) -> list[RevisionInfo]:
+        """The stored revisions of `world`, sorted by name."""
+        from worldkit.store import revisions
+
+        with self.guard("read"):
+            return revisions.list_revisions(self, world)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Store({self.url!r})"
+
+
+def _first_line(error: BaseException | None) -> str:
+    text = str(error).strip() if error is not None else ""
+    return text.splitlines()[0] if text else "unknown error"

@@ -1,0 +1,171 @@
+"""The store's tables (SQLAlchemy Core) and the database-side guards that keep the log honest.
+
+The guards are triggers on both backends: events can be inserted only as the next link of their
+run's chain and never updated or deleted; a run's head can only move forward onto a stored event.
+This module must never hold data or open connections of its own: it describes, `install` creates.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+#: Bumped whenever a table or trigger changes; a store of another version is refused.
+SCHEMA_VERSION = 1
+
+metadata = sa.MetaData()
+
+store_meta = sa.Table(
+    "store_meta",
+    metadata,
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("value", sa.Text, nullable=False),
+)
+
+revisions = sa.Table(
+    "revisions",
+    metadata,
+    sa.Column("world", sa.String(200), primary_key=True),
+    sa.Column("name", sa.String(200), primary_key=True),
+    sa.Column("digest", sa.String(64), nullable=False),
+    sa.Column("parent", sa.String(200), nullable=True),
+    sa.Column("state_json", sa.LargeBinary, nullable=False),
+    sa.Column("size", sa.BigInteger, nullable=False),
+    sa.Column("stored_at", sa.String(32), nullable=False),
+)
+
+log_runs = sa.Table(
+    "log_runs",
+    metadata,
+    sa.Column("run_id", sa.String(128), primary_key=True),
+    sa.Column("seat", sa.String(200), nullable=False),
+    sa.Column("created_at", sa.String(32), nullable=False),
+    # The head: seq and hash of the run's last event (0 and the genesis hash before any event).
+    sa.Column("head_seq", sa.BigInteger, nullable=False),
+    sa.Column("head_hash", sa.String(64), nullable=False),
+)
+
+log_events = sa.Table(
+    "log_events",
+    metadata,
+    sa.Column(
+        "run_id", sa.String(128), sa.ForeignKey("log_runs.run_id"), primary_key=True
+    ),
+    sa.Column("seq", sa.BigInteger, primary_key=True, autoincrement=False),
+    sa.Column("version", sa.SmallInteger, nullable=False),
+    sa.Column("time", sa.String(32), nullable=False),
+    sa.Column("seat", sa.String(200), nullable=False),
+    sa.Column("tool", sa.String(200), nullable=False),
+    sa.Column("arguments", sa.Text, nullable=False),
+    sa.Column("outcome", sa.String(16), nullable=False),
+    sa.Column("result_digest", sa.String(64), nullable=True),
+    sa.Column("detail", sa.Text, nullable=True),
+    sa.Column("state_change", sa.Text, nullable=True),
+    sa.Column("prev_hash", sa.String(64), nullable=False),
+    sa.Column("hash", sa.String(64), nullable=False),
+    sa.CheckConstraint("seq >= 1", name="log_events_seq_positive"),
+    sa.CheckConstraint("outcome IN ('ok', 'denied', 'error')", name="log_events_outcome"),
+)
+
+APPEND_ONLY_MESSAGE = "worldkit: the event log is append-only; events cannot be updated or deleted"
+
+_SQLITE_GUARDS = [
+    f"""CREATE TRIGGER IF NOT EXISTS log_events_no_update BEFORE UPDATE ON log_events
+    BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY_MESSAGE}'); END""",
+    f"""CREATE TRIGGER IF NOT EXISTS log_events_no_delete BEFORE DELETE ON log_events
+    BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY_MESSAGE}'); END""",
+    """CREATE TRIGGER IF NOT EXISTS log_events_chain BEFORE INSERT ON log_events
+    WHEN NEW.seq <> 1 AND NOT EXISTS (
+        SELECT 1 FROM log_events
+        WHERE run_id = NEW.run_id AND seq = NEW.seq - 1 AND hash = NEW.prev_hash)
+    BEGIN SELECT RAISE(ABORT,
+        'worldkit: an event must extend its run''s chain (seq - 1 stored, prev_hash its hash)');
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS log_runs_head BEFORE UPDATE ON log_runs
+    WHEN NEW.run_id IS NOT OLD.run_id OR NEW.seat IS NOT OLD.seat
+        OR NEW.created_at IS NOT OLD.created_at OR NEW.head_seq <= OLD.head_seq
+        OR NOT EXISTS (SELECT 1 FROM log_events
+            WHERE run_id = NEW.run_id AND seq = NEW.head_seq AND hash = NEW.head_hash)
+    BEGIN SELECT RAISE(ABORT,
+        'worldkit: a run''s head can only move forward onto a stored event');
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS log_runs_no_delete BEFORE DELETE ON log_runs
+    BEGIN SELECT RAISE(ABORT, 'worldkit: runs of the event log cannot be deleted'); END""",
+]
+
+_POSTGRES_GUARDS = [
+    f"""CREATE OR REPLACE FUNCTION worldkit_log_append_only() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+    BEGIN
+        RAISE EXCEPTION '{APPEND_ONLY_MESSAGE} (% on %)', TG_OP, TG_TABLE_NAME
+            USING ERRCODE = 'integrity_constraint_violation';
+    END $$""",
+    """CREATE OR REPLACE FUNCTION worldkit_log_chain() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+    BEGIN
+        IF NEW.seq <> 1 AND NOT EXISTS (
+            SELECT 1 FROM log_events
+            WHERE run_id = NEW.run_id AND seq = NEW.seq - 1 AND hash = NEW.prev_hash) THEN
+            RAISE EXCEPTION 'worldkit: event % of run % does not extend its chain', NEW.seq,
+                NEW.run_id USING ERRCODE = 'integrity_constraint_violation';
+        END IF;
+        RETURN NEW;
+    END $$""",
+    """CREATE OR REPLACE FUNCTION worldkit_log_run_head() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+    BEGIN
+        IF TG_OP = 'DELETE' THEN
+            RAISE EXCEPTION 'worldkit: runs of the event log cannot be deleted'
+                USING ERRCODE = 'integrity_constraint_violation';
+        END IF;
+        IF NEW.run_id IS DISTINCT FROM OLD.run_id OR NEW.seat IS DISTINCT FROM OLD.seat
+            OR NEW.created_at IS DISTINCT FROM OLD.created_at OR NEW.head_seq <= OLD.head_seq
+            OR NOT EXISTS (SELECT 1 FROM log_events WHERE run_id = NEW.run_id
+                AND seq = NEW.head_seq AND hash = NEW.head_hash) THEN
+            RAISE EXCEPTION
+                'worldkit: the head of run % can only move forward onto a stored event',
+                OLD.run_id USING ERRCODE = 'integrity_constraint_violation';
+        END IF;
+        RETURN NEW;
+    END $$""",
+    """CREATE TRIGGER log_events_append_only BEFORE UPDATE OR DELETE ON log_events
+    FOR EACH ROW EXECUTE FUNCTION worldkit_log_append_only()""",
+    """CREATE TRIGGER log_events_no_truncate BEFORE TRUNCATE ON log_events
+    FOR EACH STATEMENT EXECUTE FUNCTION worldkit_log_append_only()""",
+    """CREATE TRIGGER log_events_chain BEFORE INSERT ON log_events
+    FOR EACH ROW EXECUTE FUNCTION worldkit_log_chain()""",
+    """CREATE TRIGGER log_runs_head BEFORE UPDATE OR DELETE ON log_runs
+    FOR EACH ROW EXECUTE FUNCTION worldkit_log_run_head()""",
+    """CREATE TRIGGER log_runs_no_truncate BEFORE TRUNCATE ON log_runs
+    FOR EACH STATEMENT EXECUTE FUNCTION worldkit_log_append_only()""",
+]
+
+# Any constant works: it only has to be the same for every worldkit process on a server.
+_PG_INSTALL_LOCK = 0x776B_7374
+
+
+def installed_version(conn: Connection) -> int | None:
+    """The schema version recorded in the store, or None if the store is empty."""
+    if not sa.inspect(conn).has_table(store_meta.name):
+        return None
+    value = conn.execute(
+        sa.select(store_meta.c.value).where(store_meta.c.key == "schema_version")
+    ).scalar_one_or_none()
+    return int(value) if value is not None else None
+
+
+def install(conn: Connection) -> None:
+    """Create the tables and guards in a fresh store, inside the caller's write transaction."""
+    if conn.dialect.name == "postgresql":
+        # Several processes may open a fresh store at once; DDL in PostgreSQL is not race-free.
+        conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_INSTALL_LOCK})
+    if installed_version(conn) is not None:
+        return
+    metadata.create_all(conn, checkfirst=True)
+    guards = _POSTGRES_GUARDS if conn.dialect.name == "postgresql" else _SQLITE_GUARDS
+    for statement in guards:
+        # no_parameters: the trigger bodies contain `%`, which is not a placeholder here.
+        conn.exec_driver_sql(statement, execution_options={"no_parameters": True})
+    conn.execute(
+        sa.insert(store_meta).values(key="schema_version", value=str(SCHEMA_VERSION))
+    )

@@ -1,0 +1,53 @@
+"""Rebuild a projection from the world source into scratch space, for comparison with the frozen one.
+
+A rebuild is the real `materialize` (same renderer, same atomic writer), into a fresh folder, so
+what verify compares is exactly what a run would stage.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from worldkit.canon import sha256_json
+from worldkit.materialize import materialize
+from worldkit.materialize.manifest import Manifest, scan_tree
+from worldkit.verify.scratch import fresh_dir
+from worldkit.world.load import WorldPackage
+
+
+@dataclass
+class Built:
+    """One rebuilt projection on disk."""
+
+    rev: str
+    date: str
+    seat: str
+    manifest: Manifest
+    root: Path
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.rev, self.date, self.seat)
+
+    def tree(self) -> dict[str, str]:
+        """path → sha256 of what is actually on disk (manifest.json excluded)."""
+        return scan_tree(self.root)
+
+    def tree_sha256(self) -> str:
+        """One digest of the on-disk tree (paths and file digests), independent of the manifest."""
+        return sha256_json(sorted(self.tree().items()))
+
+    def read(self, path: str) -> bytes:
+        return (self.root / path).read_bytes()
+
+    def discard(self) -> None:
+        shutil.rmtree(self.root.parent, ignore_errors=True)
+
+
+def build_projection(package: WorldPackage, rev: str, date: str, seat: str, work: Path) -> Built:
+    """Materialize (rev, date, seat) of `package` into a fresh folder under `work`."""
+    holder = fresh_dir(work, f"build-{rev}-{date}-{seat}-")
+    result = materialize(package, rev, date, seat, holder / "projection")
+    return Built(rev=rev, date=date, seat=seat, manifest=result.manifest, root=result.out)

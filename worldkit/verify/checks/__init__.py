@@ -1,0 +1,103 @@
+"""The registry of verify checks: one small class per check, each with an id, purpose and fix.
+
+A check reads a `VerifyContext` and returns a `CheckResult`; it never writes outside the context's
+scratch folder. Register a new check with `@register`; order of registration is report order.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Iterable
+from typing import ClassVar, Protocol
+
+from worldkit.errors import ExitCode, WorldkitError
+from worldkit.verify.context import ComponentMissing, VerifyContext
+from worldkit.verify.result import CheckResult, Item
+
+
+class Check(Protocol):
+    """A verify check."""
+
+    id: ClassVar[str]
+    purpose: ClassVar[str]
+    fix: ClassVar[str]
+    tags: ClassVar[frozenset[str]]
+
+    def run(self, ctx: VerifyContext) -> CheckResult: ...
+
+
+REGISTRY: dict[str, type[Check]] = {}
+
+REPEAT = "repeat"
+"""Tag of the reproducibility checks (several extra materializations; skipped in seeded copies)."""
+
+
+def register(cls: type[Check]) -> type[Check]:
+    if cls.id in REGISTRY:
+        raise ValueError(f"check id {cls.id!r} registered twice")
+    REGISTRY[cls.id] = cls
+    return cls
+
+
+class BaseCheck:
+    """Helpers shared by checks."""
+
+    id: ClassVar[str]
+    purpose: ClassVar[str]
+    fix: ClassVar[str]
+    tags: ClassVar[frozenset[str]] = frozenset()
+
+    def outcome(self, items: list[Item], **counts: object) -> CheckResult:
+        from worldkit.verify.result import result
+
+        return result(self.id, self.purpose, items, fix=self.fix, counts=dict(counts))
+
+    def skip(self, reason: str, **counts: object) -> CheckResult:
+        return CheckResult(id=self.id, purpose=self.purpose, status="skip", reason=reason, counts=dict(counts))
+
+
+def _load_all() -> None:
+    # Importing registers; the order here is the report order.
+    from worldkit.verify.checks import access, frozen, tasks, tools, views  # noqa: F401
+
+
+def check_ids() -> list[str]:
+    _load_all()
+    return list(REGISTRY)
+
+
+def run_checks(
+    ctx: VerifyContext, *, only: Iterable[str] | None = None, exclude_tags: Iterable[str] = ()
+) -> list[CheckResult]:
+    """Run the registered checks in order; a crash becomes status `error`, never a silent pass."""
+    _load_all()
+    wanted = set(only) if only is not None else None
+    excluded = set(exclude_tags)
+    results: list[CheckResult] = []
+    for check_id, cls in REGISTRY.items():
+        if wanted is not None and check_id not in wanted:
+            continue
+        if cls.tags & excluded:
+            continue
+        results.append(run_one(cls(), ctx))
+    return results
+
+
+def run_one(check: Check, ctx: VerifyContext) -> CheckResult:
+    try:
+        return check.run(ctx)
+    except ComponentMissing as missing:
+        return CheckResult(id=check.id, purpose=check.purpose, status="skip", reason=str(missing))
+    except WorldkitError as error:
+        if error.exit_code == ExitCode.CHECK_FAILED:
+            return CheckResult(
+                id=check.id, purpose=check.purpose, status="fail", fix=check.fix,
+                items=[Item(kind="failed", detail=error.message)],
+            )
+        return CheckResult(id=check.id, purpose=check.purpose, status="error", reason=error.message)
+    except Exception as error:  # noqa: BLE001 - a crashing check must be reported, not hidden
+        where = traceback.extract_tb(error.__traceback__)[-1]
+        return CheckResult(
+            id=check.id, purpose=check.purpose, status="error",
+            reason=f"{type(error).__name__}: {error} (at {where.filename}:{where.lineno}); this is a bug in the check",
+        )

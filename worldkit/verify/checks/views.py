@@ -1,0 +1,210 @@
+"""Checks across views: seats see different things, one source has one byte string, dates behave."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from collections import defaultdict
+
+from worldkit.access import Policy
+from worldkit.verify.checks import BaseCheck, register
+from worldkit.verify.context import VerifyContext
+from worldkit.verify.paths import SEAT_SPECIFIC, document_path, message_path, record_path
+from worldkit.verify.result import CheckResult, Item
+from worldkit.world.models import Record
+from worldkit.world.state import WorldState
+
+_NO_INDEX = "no readable frozen index (see manifest-integrity)"
+
+
+@register
+class SeatViewsDistinct(BaseCheck):
+    id = "seat-views-distinct"
+    purpose = "At each frozen (rev, date), different seats have different fingerprints and different views."
+    fix = "Two seats see exactly the same material: give the seats distinct roles/owners, or drop the duplicate seat."
+
+    def run(self, ctx: VerifyContext) -> CheckResult:
+        if ctx.index is None:
+            return self.skip(_NO_INDEX)
+        groups: dict[tuple[str, str], dict[str, tuple[str, frozenset]]] = defaultdict(dict)
+        for (rev, date, seat), manifest in ctx.readable.items():
+            view = frozenset((e.path, e.sha256) for e in manifest.files if e.path not in SEAT_SPECIFIC)
+            groups[(rev, date)][seat] = (manifest.fingerprint, view)
+        items: list[Item] = []
+        distinct: dict[str, int] = {}
+        for (rev, date), seats in sorted(groups.items()):
+            names = sorted(seats)
+            distinct[f"{rev}@{date}"] = len({seats[s][0] for s in names})
+            for i, a in enumerate(names):
+                for b in names[i + 1:]:
+                    if seats[a][0] == seats[b][0]:
+                        items.append(Item(kind="same-fingerprint", rev=rev, date=date, seat=f"{a},{b}",
+                                          expected="different", actual=seats[a][0]))
+                    elif seats[a][1] == seats[b][1]:
+                        items.append(Item(kind="same-view", rev=rev, date=date, seat=f"{a},{b}",
+                                          detail="identical files and bytes apart from the seat card and tool bundle"))
+        return self.outcome(items, distinct_fingerprints=distinct)
+
+
+@register
+class OneSourceOneBytes(BaseCheck):
+    id = "one-source-one-bytes"
+    purpose = "A file visible to several seats (same rev and date) has the same bytes for each."
+    fix = "Seat-specific content leaked into a shared file's rendering: render shared files from the seat-independent snapshot only."
+
+    def run(self, ctx: VerifyContext) -> CheckResult:
+        if ctx.index is None:
+            return self.skip(_NO_INDEX)
+        seen: dict[tuple[str, str, str], dict[str, str]] = defaultdict(dict)
+        for (rev, date, seat), manifest in ctx.readable.items():
+            for entry in manifest.files:
+                if entry.path not in SEAT_SPECIFIC:
+                    seen[(rev, date, entry.path)][seat] = entry.sha256
+        items: list[Item] = []
+        shared = 0
+        for (rev, date, path), by_seat in sorted(seen.items()):
+            if len(by_seat) > 1:
+                shared += 1
+                digests = sorted(set(by_seat.values()))
+                if len(digests) > 1:
+                    items.append(Item(kind="bytes-differ", rev=rev, date=date, path=path,
+                                      seat=",".join(sorted(by_seat)), expected=digests[0], actual=",".join(digests[1:])))
+        return self.outcome(items, shared_files=shared)
+
+
+# -- date conformance --------------------------------------------------------------------------
+
+_DATE_DEPENDENT = ("world.as_of", "world.records", "world.documents", "world[")
+_TEMPLATE_REF = re.compile(r"""["']([^"'\s]+\.j2)["']""")
+
+
+def _created(rec: Record) -> dt.date | None:
+    events = sorted(enumerate(rec.events), key=lambda p: (p[1].date, p[0]))
+    return events[0][1].date if events and events[0][1].kind == "created" else None
+
+
+def _changes_on(state: WorldState, day: dt.date) -> set[tuple[str, str]]:
+    """Items whose existence or state differs between day-1 and day (from the world data alone)."""
+    changed = {("document", d.id) for d in state.documents.values() if day in (d.visible_from, d.visible_until)}
+    changed |= {("record", r.id) for r in state.records.values() if any(e.date == day for e in r.events)}
+    changed |= {("message", m.id) for m in state.messages.values() if m.date == day}
+    return changed
+
+
+def _status_as_of(rec: Record, day: dt.date) -> str | None:
+    status = None
+    for _, event in sorted(enumerate(rec.events), key=lambda p: (p[1].date, p[0])):
+        if event.date <= day and event.status is not None:
+            status = event.status
+    return status
+
+
+@register
+class DateConformance(BaseCheck):
+    id = "date-conformance"
+    purpose = "A record is invisible before its effective date and visible on it, the rest of the view unchanged."
+    fix = "The timeline fold leaks or drops dated items: fix worldkit.timeline so only events dated ≤ D survive."
+
+    def run(self, ctx: VerifyContext) -> CheckResult:
+        rev = ctx.latest_rev
+        state = ctx.package.revision(rev)
+        policy = Policy(state)
+        choice = _choose(state, policy)
+        if choice is None:
+            return self.skip("the world has no seat-visible record with an effective date to test")
+        rec, day, seat, blind = choice
+        path = record_path(state, rec)
+        before_day, after_day = (day - dt.timedelta(days=1)).isoformat(), day.isoformat()
+        before, after = ctx.fresh_build(rev, before_day, seat), ctx.fresh_build(rev, after_day, seat)
+        items: list[Item] = []
+        try:
+            a, b = before.tree(), after.tree()
+            if path in a:
+                items.append(Item(kind="visible-before", path=path, seat=seat, date=before_day, rev=rev))
+            if path not in b:
+                items.append(Item(kind="invisible-after", path=path, seat=seat, date=after_day, rev=rev))
+            allowed = _allowed_changes(state, day, path)
+            for p in sorted(set(a) | set(b)):
+                if a.get(p) != b.get(p) and p not in allowed:
+                    items.append(Item(kind="unexpected-change", path=p, seat=seat, rev=rev, date=after_day,
+                                      expected=a.get(p), actual=b.get(p),
+                                      detail=f"changed between {before_day} and {after_day} though only {rec.id} took effect"))
+            status_checked = self._status(ctx, rev, rec, seat, path, items)
+        finally:
+            before.discard()
+            after.discard()
+        if blind is not None:
+            for probe in (before_day, after_day):
+                other = ctx.fresh_build(rev, probe, blind)
+                if path in other.tree():
+                    items.append(Item(kind="visible-to-unentitled", path=path, seat=blind, date=probe, rev=rev))
+                other.discard()
+        return self.outcome(items, record=rec.id, effective=after_day, seat=seat, unentitled_seat=blind,
+                            status_change=status_checked)
+
+    def _status(self, ctx: VerifyContext, rev: str, rec: Record, seat: str, path: str, items: list[Item]) -> str | None:
+        """If the record later changes status (e.g. approval), the old status shows the day before."""
+        created = _created(rec)
+        later = sorted({e.date for e in rec.events if e.status is not None and created and e.date > created})
+        if not later:
+            return None
+        day = later[0]
+        want = {d: _status_as_of(rec, d) for d in (day - dt.timedelta(days=1), day)}
+        for probe, expected in want.items():
+            built = ctx.fresh_build(rev, probe.isoformat(), seat)
+            try:
+                actual = json.loads(built.read(path)).get("status") if (built.root / path).is_file() else None
+            finally:
+                built.discard()
+            if actual != expected:
+                items.append(Item(kind="status", path=path, seat=seat, rev=rev, date=probe.isoformat(),
+                                  expected=str(expected), actual=str(actual)))
+        return f"{want[day - dt.timedelta(days=1)]} → {want[day]} on {day.isoformat()}"
+
+
+def _choose(state: WorldState, policy: Policy) -> tuple[Record, dt.date, str, str | None] | None:
+    """The record to test: prefer one whose effective date changes nothing else, then approvals."""
+    ranked = []
+    for rec in state.records.values():
+        day = _created(rec)
+        if rec.verifier_only or day is None:
+            continue
+        seats = [s for s in sorted(state.seats) if policy.record(state.seats[s].person, rec)]
+        if not seats:
+            continue
+        blind = next((s for s in sorted(state.seats) if s not in seats), None)
+        alone = _changes_on(state, day) == {("record", rec.id)}
+        approval = "approval" in rec.type or any(e.kind == "approval" for e in rec.events)
+        ranked.append((not alone, not approval, blind is None, rec.id, rec, day, seats[0], blind))
+    if not ranked:
+        return None
+    best = min(ranked, key=lambda r: r[:4])
+    return best[4], best[5], best[6], best[7]
+
+
+def _date_dependent_templates(state: WorldState) -> set[str]:
+    """Templates that read the dated world context, directly or through templates they include."""
+    refs = {name: set(_TEMPLATE_REF.findall(src)) for name, src in state.templates.items()}
+    dependent = {name for name, src in state.templates.items() if any(m in src for m in _DATE_DEPENDENT)}
+    grew = True
+    while grew:
+        more = {name for name, used in refs.items() if used & dependent} - dependent
+        dependent |= more
+        grew = bool(more)
+    return dependent
+
+
+def _allowed_changes(state: WorldState, day: dt.date, path: str) -> set[str]:
+    """Files that may legitimately differ between day-1 and day besides the record itself."""
+    allowed = {path, "records/_relations.json", "seat.json"}
+    for kind, key in _changes_on(state, day):
+        if kind == "document":
+            allowed.add(document_path(state, state.documents[key]))
+        elif kind == "record":
+            allowed.add(record_path(state, state.records[key]))
+        else:
+            allowed.add(message_path(state.messages[key]))
+    dependent = _date_dependent_templates(state)
+    allowed |= {document_path(state, d) for d in state.documents.values() if d.template in dependent}
+    return allowed

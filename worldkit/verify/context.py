@@ -1,0 +1,123 @@
+"""What every check reads: the world, its frozen manifests, rebuilds and staged tasks, computed once.
+
+The context never writes outside its scratch folder. Anything a check needs that another check
+also needs (a rebuilt projection, a staged overlay) is built on first use and cached here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from worldkit.errors import WorldkitError
+from worldkit.materialize.manifest import Manifest, read_manifest
+from worldkit.verify.build import Built, build_projection
+from worldkit.verify.frozen import FrozenIndex, FrozenProjection, read_index
+from worldkit.world.load import WorldPackage
+
+Key = tuple[str, str, str]
+"""(rev, date, seat)."""
+
+
+class ComponentMissing(Exception):
+    """A component a check depends on (overlays, MCP servers) is not installed in this tree."""
+
+
+@dataclass
+class VerifyContext:
+    """Inputs and shared caches of one verify run."""
+
+    package: WorldPackage
+    """The world under verification."""
+    manifests: Path
+    """`manifests/<world>/`: the frozen index, projection manifests and overlay freezes."""
+    work: Path
+    """Scratch folder for rebuilds and staging (removed by the caller)."""
+    overlays: Path | None = None
+    """Folder of the world's task overlays (None: look in the default place)."""
+    repeats: int = 3
+    """Rebuilds and per-seat materializations compared for reproducibility."""
+    server_factory: Callable[..., Any] | None = None
+    """Builds the seat's MCP server over a projection (None: worldkit.mcp.server.build_seat_server)."""
+    tamper_staged: Callable[[Any], None] | None = None
+    """Test hook: applied to each staged task right after staging (seeded violations)."""
+    _builds: dict[Key, Built] = field(default_factory=dict, repr=False)
+
+    # -- frozen manifests ---------------------------------------------------------------------
+
+    @cached_property
+    def index_or_error(self) -> FrozenIndex | str:
+        try:
+            return read_index(self.manifests)
+        except WorldkitError as error:
+            return error.message
+
+    @property
+    def index(self) -> FrozenIndex | None:
+        value = self.index_or_error
+        return value if isinstance(value, FrozenIndex) else None
+
+    @cached_property
+    def frozen(self) -> dict[Key, Manifest | str]:
+        """Every indexed projection: its manifest, or why it could not be read."""
+        found: dict[Key, Manifest | str] = {}
+        for entry in self.index.projections if self.index else []:
+            try:
+                found[entry.key] = read_manifest(self.manifests / entry.relpath)
+            except WorldkitError as error:
+                found[entry.key] = error.message
+        return found
+
+    def frozen_entry(self, key: Key) -> FrozenProjection | None:
+        return next((p for p in self.index.projections if p.key == key), None) if self.index else None
+
+    @property
+    def readable(self) -> dict[Key, Manifest]:
+        """Frozen projections whose manifests read cleanly."""
+        return {k: m for k, m in self.frozen.items() if isinstance(m, Manifest)}
+
+    @property
+    def latest_rev(self) -> str:
+        return self.package.revision_names[-1]
+
+    @property
+    def dates(self) -> list[str]:
+        """Dates with frozen projections, else the world's default date."""
+        if self.index and self.index.dates:
+            return self.index.dates
+        default = self.package.spec.default_date
+        return [default.isoformat()] if default else []
+
+    # -- rebuilds -----------------------------------------------------------------------------
+
+    def rebuild(self, key: Key) -> Built:
+        """The clean rebuild of (rev, date, seat), built once per run."""
+        built = self._builds.get(key)
+        if built is None:
+            built = self._builds[key] = build_projection(self.package, *key, self.work)
+        return built
+
+    def fresh_build(self, rev: str, date: str, seat: str) -> Built:
+        """A new materialization every call (reproducibility checks); the caller discards it."""
+        return build_projection(self.package, rev, date, seat, self.work)
+
+    # -- tasks --------------------------------------------------------------------------------
+
+    @cached_property
+    def tasks_or_missing(self) -> list[Any] | ComponentMissing:
+        from worldkit.verify.tasks import stage_tasks
+
+        try:
+            return stage_tasks(self)
+        except ComponentMissing as missing:
+            return missing
+
+    @property
+    def tasks(self) -> list[Any]:
+        value = self.tasks_or_missing
+        if isinstance(value, ComponentMissing):
+            raise value
+        return value

@@ -1,0 +1,32 @@
+"""Rebuild projections in a fresh interpreter: `python -m worldkit.verify.rebuild WORLD OUT`.
+
+Reads a JSON list of [rev, date, seat] on stdin, materializes each under OUT, and prints one JSON
+object `{"rev|date|seat": {"fingerprint", "tree"}}` where `tree` digests what is on disk. Used by
+the `rebuild-repeat` check so that each rebuild runs under its own PYTHONHASHSEED.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from worldkit.verify.build import build_projection
+from worldkit.world.load import load_world
+
+
+def main(argv: list[str]) -> int:
+    world, out = argv
+    targets = json.loads(sys.stdin.read())
+    package = load_world(Path(world))
+    report: dict[str, dict[str, str]] = {}
+    for rev, date, seat in targets:
+        built = build_projection(package, rev, date, seat, Path(out))
+        report[f"{rev}|{date}|{seat}"] = {"fingerprint": built.manifest.fingerprint, "tree": built.tree_sha256()}
+        built.discard()
+    sys.stdout.write(json.dumps(report, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,49 @@
+"""Scratch space for verify: rebuilds, staged packages and seeded copies live here, never in the tree.
+
+A tmpfs (`/dev/shm`) is preferred when present: rebuilds create thousands of small files and a
+disk-backed temp dir can be an order of magnitude slower. `$WORLDKIT_SCRATCH` overrides.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+
+def scratch_root() -> Path:
+    """Where scratch directories are made: $WORLDKIT_SCRATCH, else /dev/shm if usable, else TMPDIR."""
+    override = os.environ.get("WORLDKIT_SCRATCH")
+    if override:
+        return Path(override)
+    shm = Path("/dev/shm")
+    if shm.is_dir() and os.access(shm, os.W_OK | os.X_OK):
+        return shm
+    return Path(tempfile.gettempdir())
+
+
+@contextmanager
+def scratch_dir(parent: Path | None = None, prefix: str = "worldkit-verify-") -> Iterator[Path]:
+    """A fresh directory removed on exit (inside `parent` when given)."""
+    base = parent if parent is not None else scratch_root()
+    base.mkdir(parents=True, exist_ok=True)
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir=base))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def fresh_dir(parent: Path, prefix: str) -> Path:
+    """A new, empty, uniquely named directory under `parent` (caller removes it)."""
+    parent.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+
+
+def copy_tree(src: Path, dst: Path) -> Path:
+    """Copy a folder (symlinks kept as links, __pycache__ skipped)."""
+    shutil.copytree(src, dst, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
+    return dst

@@ -1,0 +1,174 @@
+"""Stage every task overlay of the world (every condition) into scratch space for the task checks.
+
+Staging is the real `apply_overlay`, so what verify inspects is what a run would be handed. An
+overlay names its world by name; when the world under verification is a scratch copy, the copy
+is put first on the world search path while staging so the overlay binds to it, not to the
+original (the overlay itself, and so its digests, stay untouched).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from worldkit.errors import WorldkitError
+from worldkit.materialize.manifest import Manifest, read_manifest
+from worldkit.verify.context import ComponentMissing, VerifyContext
+
+OVERLAY_FILENAME = "overlay.yaml"
+
+
+@dataclass
+class StagedTask:
+    """One overlay applied under one condition (or the reason it could not be applied)."""
+
+    overlay: Any
+    """The `worldkit.overlay.models.Overlay`."""
+    source: Path
+    """The overlay file."""
+    condition: str
+    """`full` or `curated:<name>`."""
+    out: Path | None = None
+    """The applied package (`candidate/`, `verifier/`, `package.json`), None if staging failed."""
+    error: str | None = None
+    """Why staging failed."""
+    summary: dict[str, Any] = field(default_factory=dict)
+    """`package.json` as written by apply."""
+
+    @property
+    def label(self) -> str:
+        return f"{self.overlay.id}[{self.condition}]"
+
+    @property
+    def curated(self) -> bool:
+        return self.condition != "full"
+
+    @property
+    def rev(self) -> str:
+        return str(self.overlay.rev or "")
+
+    @property
+    def date(self) -> str:
+        return self.overlay.date.isoformat() if self.overlay.date else ""
+
+    @property
+    def seat(self) -> str:
+        return str(self.overlay.seat or "")
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.rev, self.date, self.seat)
+
+    @property
+    def candidate(self) -> Path:
+        assert self.out is not None
+        return self.out / "candidate"
+
+    @property
+    def verifier(self) -> Path:
+        assert self.out is not None
+        return self.out / "verifier"
+
+    @property
+    def projection_root(self) -> Path:
+        return self.candidate / "projection"
+
+    @property
+    def projection_manifest(self) -> Manifest | None:
+        if self.out is None:
+            return None
+        try:
+            return read_manifest(self.projection_root)
+        except WorldkitError:
+            return None
+
+
+def overlay_files(folder: Path) -> list[Path]:
+    """`<id>.yaml` and `<id>/overlay.yaml` under a world's overlay folder, in path order."""
+    if not folder.is_dir():
+        return []
+    found = [p for p in folder.glob("*.yaml") if p.is_file()]
+    found += [p for p in folder.glob(f"*/{OVERLAY_FILENAME}") if p.is_file()]
+    return sorted(found, key=lambda p: p.relative_to(folder).as_posix())
+
+
+def overlay_folder(ctx: VerifyContext) -> Path | None:
+    """The world's overlay folder: the one given, else the first on the overlay search path."""
+    if ctx.overlays is not None:
+        return ctx.overlays
+    from worldkit.overlay.load import overlay_search_path
+
+    for root in overlay_search_path():
+        if overlay_files(root / ctx.package.id):
+            return root / ctx.package.id
+    return None
+
+
+@contextmanager
+def bound_world(ctx: VerifyContext) -> Iterator[None]:
+    """While staging, names resolve to the world under verification (which may be a scratch copy)."""
+    previous = os.environ.get("WORLDKIT_WORLDS")
+    parts = [str(ctx.package.root.parent)] + ([previous] if previous else [])
+    os.environ["WORLDKIT_WORLDS"] = os.pathsep.join(parts)
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop("WORLDKIT_WORLDS", None)
+        else:
+            os.environ["WORLDKIT_WORLDS"] = previous
+
+
+def stage_tasks(ctx: VerifyContext) -> list[StagedTask]:
+    """Apply every overlay of the world under every condition (errors are kept, not raised)."""
+    try:
+        from worldkit.overlay.apply import apply_overlay
+        from worldkit.overlay.load import load_overlay
+    except ImportError as error:
+        raise ComponentMissing(f"task overlays are not installed ({error.name} missing)") from None
+    folder = overlay_folder(ctx)
+    files = overlay_files(folder) if folder else []
+    if not files:
+        raise ComponentMissing(f"world {ctx.package.id} has no task overlays (looked in overlays/{ctx.package.id}/)")
+    staged: list[StagedTask] = []
+    base = ctx.work / "staged"
+    with bound_world(ctx):
+        for number, path in enumerate(files):
+            try:
+                model = load_overlay(path)
+            except WorldkitError as error:
+                staged.append(StagedTask(overlay=_Unloadable(path), source=path, condition="full", error=error.message))
+                continue
+            for condition in model.conditions:
+                task = StagedTask(overlay=model, source=path, condition=condition)
+                out = base / f"{number:03d}-{model.id}-{condition.replace(':', '-')}"
+                try:
+                    result = apply_overlay(model, out, condition, allow_stale=True)
+                except WorldkitError as error:
+                    task.error = error.message
+                else:
+                    task.out = result.out
+                    task.summary = result.summary_model.model_dump(mode="json")
+                    if ctx.tamper_staged is not None:
+                        ctx.tamper_staged(task)
+                staged.append(task)
+    return staged
+
+
+@dataclass(frozen=True)
+class _Unloadable:
+    """Stands in for an overlay that failed to load, so the failure is reported, not lost."""
+
+    path: Path
+
+    @property
+    def id(self) -> str:
+        return self.path.parent.name if self.path.name == OVERLAY_FILENAME else self.path.stem
+
+    rev = date = seat = None
+    conditions = ("full",)
+    curated: dict = {}

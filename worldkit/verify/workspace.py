@@ -1,0 +1,115 @@
+"""The staged-workspace check: a folder on disk against the `manifest.json` it carries.
+
+Understands the three manifests worldkit writes — a projection manifest (fingerprint over its
+entries), a candidate package manifest (`candidate_sha256`, plus the projection manifest nested
+under `projection/`) and a verifier package manifest (`verifier_sha256`) — and, failing those,
+any JSON object with `files: [{path, sha256}]`. A manifest whose own digest no longer matches
+its content is reported as tampered, before any file is compared. Run before every run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from worldkit.canon import sha256_json
+from worldkit.errors import WorldkitError
+from worldkit.materialize.manifest import MANIFEST_NAME, Manifest, read_manifest, scan_tree
+from worldkit.verify.result import CheckResult, Item, result
+
+CHECK_ID = "staged-workspace"
+PURPOSE = "The staged folder holds exactly the files and bytes its manifest lists."
+FIX = (
+    "Do not run on this folder: re-stage it (`worldkit overlay apply … --force` or `worldkit materialize … --force`) "
+    "and find what modified it after staging."
+)
+
+
+def verify_workspace(directory: str | Path) -> CheckResult:
+    """Compare `directory` with its `manifest.json`: missing, changed and unexpected files (by path)."""
+    root = Path(directory)
+    items: list[Item] = []
+    counts: dict[str, Any] = {}
+    manifest_file = root / MANIFEST_NAME
+    if not root.is_dir():
+        items.append(Item(kind="missing", path=str(root), detail="no such folder"))
+        return result(CHECK_ID, PURPOSE, items, fix=FIX)
+    try:
+        body = json.loads(manifest_file.read_bytes())
+    except FileNotFoundError:
+        items.append(Item(kind="missing", path=MANIFEST_NAME, detail="the folder has no manifest.json to check against"))
+        return result(CHECK_ID, PURPOSE, items, fix=FIX)
+    except (ValueError, UnicodeDecodeError) as error:
+        items.append(Item(kind="tampered-manifest", path=MANIFEST_NAME, detail=f"not valid JSON ({error})"))
+        return result(CHECK_ID, PURPOSE, items, fix=FIX)
+    if not isinstance(body, dict) or not isinstance(body.get("files"), list):
+        items.append(Item(kind="tampered-manifest", path=MANIFEST_NAME, detail="no `files` list"))
+        return result(CHECK_ID, PURPOSE, items, fix=FIX)
+    kind, ignore = _kind(body)
+    counts["manifest"] = kind
+    items += _self_digest(kind, body, root)
+    if kind == "candidate" and (root / "projection" / MANIFEST_NAME).is_file():
+        items += _nested_projection(root / "projection", body)
+    try:
+        expected = {str(e["path"]): str(e["sha256"]) for e in body["files"]}
+    except (KeyError, TypeError):
+        items.append(Item(kind="tampered-manifest", path=MANIFEST_NAME, detail="a file entry lacks path or sha256"))
+        return result(CHECK_ID, PURPOSE, items, fix=FIX)
+    actual = scan_tree(root, ignore)
+    counts["files"] = len(expected)
+    items += [Item(kind="missing", path=p, expected=expected[p]) for p in sorted(set(expected) - set(actual))]
+    items += [
+        Item(kind="changed", path=p, expected=expected[p], actual=actual[p])
+        for p in sorted(set(expected) & set(actual))
+        if expected[p] != actual[p]
+    ]
+    items += [Item(kind="unexpected", path=p, actual=actual[p]) for p in sorted(set(actual) - set(expected))]
+    return result(CHECK_ID, PURPOSE, items, fix=FIX, counts=counts)
+
+
+def _kind(body: dict[str, Any]) -> tuple[str, frozenset[str]]:
+    if "candidate_sha256" in body:
+        return "candidate", frozenset({MANIFEST_NAME, f"projection/{MANIFEST_NAME}"})
+    if "verifier_sha256" in body:
+        return "verifier", frozenset({MANIFEST_NAME})
+    if "fingerprint" in body and "inputs" in body:
+        return "projection", frozenset({MANIFEST_NAME})
+    return "generic", frozenset({MANIFEST_NAME})
+
+
+def _self_digest(kind: str, body: dict[str, Any], root: Path) -> list[Item]:
+    if kind in ("candidate", "verifier"):
+        field = f"{kind}_sha256"
+        head = {k: v for k, v in body.items() if k != field}
+        actual = sha256_json(head)
+        if actual != body[field]:
+            return [Item(kind="tampered-manifest", path=MANIFEST_NAME, expected=body[field], actual=actual,
+                         detail=f"{field} does not match the manifest's content")]
+    if kind == "projection":
+        try:
+            read_manifest(root)
+        except WorldkitError as error:
+            return [Item(kind="tampered-manifest", path=MANIFEST_NAME, detail=error.message)]
+    return []
+
+
+def _nested_projection(projection: Path, body: dict[str, Any]) -> list[Item]:
+    """The candidate's `projection/manifest.json` is untampered and agrees with the package manifest."""
+    rel = f"projection/{MANIFEST_NAME}"
+    try:
+        manifest: Manifest = read_manifest(projection)
+    except WorldkitError as error:
+        return [Item(kind="tampered-manifest", path=rel, detail=error.message)]
+    items: list[Item] = []
+    fingerprint = body.get("fingerprint")
+    if fingerprint is not None and manifest.fingerprint != fingerprint:
+        items.append(Item(kind="tampered-manifest", path=rel, expected=fingerprint, actual=manifest.fingerprint,
+                          detail="the projection manifest is not the one the candidate package was staged with"))
+    listed = {str(e.get("path")): e.get("sha256") for e in body.get("files", []) if isinstance(e, dict)}
+    for entry in manifest.files:
+        other = listed.get(f"projection/{entry.path}")
+        if other is not None and other != entry.sha256:
+            items.append(Item(kind="tampered-manifest", path=f"projection/{entry.path}", expected=entry.sha256,
+                              actual=str(other), detail="projection/manifest.json and manifest.json disagree"))
+    return items

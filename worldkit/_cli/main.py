@@ -26,6 +26,8 @@ _COMMAND_MODULES = [
     "infoorg_score",
     "serve",
     "overlay",
+    "verify",
+    "run",
 ]
 
 app = typer.Typer(

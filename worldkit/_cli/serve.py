@@ -44,6 +44,7 @@ def serve_command(
 
     from worldkit.mcp.server import build_seat_server
     from worldkit.mcp.session import new_run_id, open_run, stage_seat
+    from worldkit.mcp.stdio import run_stdio
 
     if transport not in ("stdio", "http"):
         raise UsageError(f"--transport {transport!r} is not supported; use stdio or http")
@@ -64,7 +65,7 @@ def serve_command(
                     err=True,
                 )
                 if transport == "stdio":
-                    server.run("stdio")
+                    run_stdio(server)
                 else:
                     server.run("streamable-http", host=host, port=port)
     finally:

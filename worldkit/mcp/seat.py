@@ -307,7 +307,8 @@ class SeatView:
 
     def _load(self) -> None:
         self.files: dict[str, tuple[int, str]] = {}
-        texts: dict[str, str] = {}
+        self.texts: dict[str, str] = {}
+        texts = self.texts
         self.records: dict[str, dict[str, Any]] = {}
         self.mail: dict[str, dict[str, Any]] = {}
         self.chat: dict[str, dict[str, Any]] = {}
@@ -346,8 +347,7 @@ class SeatView:
                 f"the projection has a drive mounted as 'workspace', which would hide the task workspace; "
                 f"serve it without a workspace ({self.root})"
             )
-        texts.update(workspace_files)
-        self.index = SearchIndex(texts)
+        self.index = SearchIndex({**texts, **workspace_files})
 
     def _workspace_texts(self) -> dict[str, str]:
         workspace = self.state.workspace
@@ -389,11 +389,11 @@ class SeatView:
         )
 
     def read_file(self, path: str, offset: int = 0, length: int = 20000) -> FileText:
-        data = self._file_bytes(path)
-        digest = hashlib.sha256(data).hexdigest()
-        if path in self.files and digest != self.files[path][1]:
-            raise InvalidWorld(f"files/{path} changed after materialization; re-materialize", file=self.root)
-        text = data.decode("utf-8", errors="replace")
+        if path in self.texts:  # projection files were read and checked against the manifest at load
+            text, digest = self.texts[path], self.files[path][1]
+        else:
+            data = self._file_bytes(path)
+            text, digest = data.decode("utf-8", errors="replace"), hashlib.sha256(data).hexdigest()
         if offset > len(text):
             raise CallRefused(f"offset {offset} is past the end of {path!r} ({len(text)} characters); start below it")
         end = min(len(text), offset + length)

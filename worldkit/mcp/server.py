@@ -13,6 +13,7 @@ The seat is bound here, once, from the projection; no tool takes a seat, user or
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from pathlib import Path
@@ -22,7 +23,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
 from worldkit.canon import sha256_json
@@ -119,7 +120,10 @@ def _handler(view: SeatView, spec: ToolSpec) -> Callable[..., Any]:
                 note["state_change"] = change.model_dump(mode="json")
         if note is not None:
             note["outcome"] = "ok"
-        return result
+        # Built here (not by the SDK from the model) so the result is dumped once, not re-validated.
+        payload = result.model_dump(mode="json")
+        text = json.dumps(payload, ensure_ascii=False)
+        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload)
 
     call.__name__ = spec.name
     return call
@@ -134,7 +138,8 @@ def _tool(view: SeatView, spec: ToolSpec) -> Tool:
         name=spec.name,
         description=spec.description,
         parameters=spec.args.model_json_schema(),
-        fn_metadata=FuncMetadata(arg_model=arguments, output_model=_RESULTS[spec.name]),
+        # A published schema without an output model: the handler returns a finished result.
+        fn_metadata=FuncMetadata(arg_model=arguments, output_schema=_RESULTS[spec.name].model_json_schema()),
         is_async=True,
         context_kwarg=None,
         annotations=_annotations(spec),

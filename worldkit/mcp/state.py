@@ -6,9 +6,9 @@ workspace (the candidate package's `workspace/`, possibly empty) — and changes
 deliverable attached, a mail sent. The server applies the same change payload it logs, so
 replaying the log's state changes onto the pre-task state reproduces `digest()` exactly.
 
-The digest covers the projection fingerprint, every workspace file's SHA-256, every record change
-and every sent message, in canonical JSON; nothing in it depends on time, process or order of
-iteration. This module must never consult a clock, a policy or the event log: permission is
+The digest covers the projection fingerprint, every workspace file's SHA-256, and hash chains over
+each record's changes and over the sent messages, in canonical JSON; nothing in it depends on time,
+process or order of iteration, and it costs O(files + records touched) however long the run. This module must never consult a clock, a policy or the event log: permission is
 decided before a change gets here, and dates come from the projection.
 """
 
@@ -43,6 +43,11 @@ __all__ = [
 ]
 
 STATE_VERSION = 1
+_GENESIS = "0" * 64
+
+
+def _link(prev: str, item: Mapping[str, Any]) -> str:
+    return sha256_json({"item": item, "prev": prev})
 
 
 class _Change(BaseModel):
@@ -192,6 +197,10 @@ class SeatState:
         self._workspace_digests = workspace.digests() if workspace is not None else {}
         self.records: dict[str, list[dict[str, Any]]] = {}
         self.outbox: list[dict[str, Any]] = []
+        # Hash chains over each record's changes and over the outbox, so a digest costs
+        # O(workspace files + records touched), not O(everything changed so far).
+        self._record_heads: dict[str, str] = {}
+        self._outbox_head = _GENESIS
         self._lock = threading.RLock()
 
     @property
@@ -232,6 +241,7 @@ class SeatState:
         if change.action == "attach":
             entry["sha256"] = change.sha256
         self.records.setdefault(change.record, []).append(entry)
+        self._record_heads[change.record] = _link(self._record_heads.get(change.record, _GENESIS), entry)
 
     def record_changes(self, record_id: str) -> list[dict[str, Any]]:
         """The changes made to a record in this run, in order."""
@@ -242,22 +252,33 @@ class SeatState:
         expected = self.next_message_id()
         if change.id != expected:
             raise StoreError(f"sent message id {change.id!r} is out of order (expected {expected!r})")
-        self.outbox.append(change.model_dump(mode="json", exclude={"v", "kind", "before", "after"}))
+        message = change.model_dump(mode="json", exclude={"v", "kind", "before", "after"})
+        self.outbox.append(message)
+        self._outbox_head = _link(self._outbox_head, message)
 
     def snapshot(self) -> dict[str, Any]:
-        """The whole mutable state as canonical-JSON-ready data (what `digest` hashes)."""
+        """The whole mutable state as JSON-ready data (for inspection and tests)."""
         with self._lock:
             return {
                 "base": self.base,
-                "outbox": self.outbox,
-                "records": self.records,
+                "outbox": [dict(m) for m in self.outbox],
+                "records": {k: [dict(c) for c in v] for k, v in sorted(self.records.items())},
                 "v": STATE_VERSION,
                 "workspace": dict(sorted(self._workspace_digests.items())),
             }
 
     def digest(self) -> str:
-        """SHA-256 of the canonical JSON of `snapshot()`."""
-        return sha256_json(self.snapshot())
+        """SHA-256 over the base, the workspace files' digests and the chain heads of the changes."""
+        with self._lock:
+            return sha256_json(
+                {
+                    "base": self.base,
+                    "outbox": {"count": len(self.outbox), "head": self._outbox_head},
+                    "records": dict(sorted(self._record_heads.items())),
+                    "v": STATE_VERSION,
+                    "workspace": dict(sorted(self._workspace_digests.items())),
+                }
+            )
 
     def final_records(self, baseline: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
         """Record id → record JSON with this run's changes applied (the grading shape).

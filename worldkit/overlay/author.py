@@ -8,6 +8,7 @@ keys and no times, so freezing twice writes identical bytes.
 from __future__ import annotations
 
 import json
+import os
 import re
 import tempfile
 from dataclasses import dataclass
@@ -144,8 +145,9 @@ def new_overlay(
     else:
         ev_surface, ev_locator = "chat", first.source
     world_ref = str(world)
-    if Path(world_ref).is_dir():
-        world_ref = str(Path(world_ref).resolve())
+    if (Path(world_ref) / "world.yaml").is_file():
+        # A world given by path is recorded relative to the overlay file, as `overlay_world` reads it.
+        world_ref = Path(os.path.relpath(Path(world_ref).resolve(), target.parent.resolve())).as_posix()
     text = _SCAFFOLD.format(
         path=target.as_posix(), id=_scalar(overlay_id), title=_scalar(f"TODO: title of {overlay_id}"),
         world=_scalar(world_ref), rev=_scalar(rev), date=day.isoformat(), seat=_scalar(seat),
@@ -191,7 +193,8 @@ def pin_overlay(path: str | Path) -> PinResult:
             field="pinned_fingerprint",
         )
     found = matches[0]
-    updated = text[: found.start()] + found.group(1) + fingerprint + found.group(4) + text[found.end() :]
+    quote = found.group(2)
+    updated = text[: found.start()] + found.group(1) + quote + fingerprint + quote + found.group(4) + text[found.end() :]
     if updated != text:
         file.write_text(updated, encoding="utf-8")
     return PinResult(file, model.pinned_fingerprint, fingerprint)

@@ -121,8 +121,9 @@ def _read_text(ctx: GradingContext, path: str) -> tuple[str | None, str]:
 
 
 def _values_equal(actual: Any, expected: Any, tolerance: float, case: CaseRule) -> bool:
+    """JSON-value equality: booleans only equal booleans, numbers within `tolerance`, strings by `case`."""
     if isinstance(expected, bool) or isinstance(actual, bool):
-        return actual == expected
+        return type(actual) is type(expected) and actual == expected
     if isinstance(expected, (int, float)) and isinstance(actual, (int, float)):
         return math.isclose(actual, expected, rel_tol=0, abs_tol=tolerance)
     if isinstance(expected, str) and isinstance(actual, str):

@@ -97,8 +97,7 @@ def _locate(loc: tuple[Any, ...], raw: Any) -> tuple[str | None, str]:
 
 
 def _explain(error: ValidationError, raw: Any, file: Path) -> InvalidOverlay:
-    lines = []
-    first_entity, first_field = None, None
+    found = []
     for item in error.errors():
         entity, field = _locate(tuple(item["loc"]), raw)
         if item["type"] == "extra_forbidden":
@@ -106,14 +105,16 @@ def _explain(error: ValidationError, raw: Any, file: Path) -> InvalidOverlay:
         elif item["type"] == "missing":
             message = "required field is missing; add it"
         else:
-            message = f"{item['msg']}; fix the value"
-        where = ", ".join(x for x in (f"entity {entity}" if entity else "", f"field {field}" if field else "") if x)
-        lines.append(f"{where}: {message}" if where else message)
-        first_entity, first_field = first_entity or entity, first_field or field
-    count = len(lines)
-    head = f"{count} problem{'s' if count > 1 else ''}: " if count > 1 else ""
-    return InvalidOverlay(head + " | ".join(lines), file=file, entity=None if count > 1 else first_entity,
-                          field=None if count > 1 else first_field)
+            message = f"{item['msg'].removeprefix('Value error, ')}; fix the value"
+        found.append((entity, field, message))
+    if len(found) == 1:
+        entity, field, message = found[0]
+        return InvalidOverlay(message, file=file, entity=entity, field=field or None)
+    lines = [
+        ", ".join(x for x in (f"entity {e}" if e else "", f"field {f}" if f else "") if x) + f": {m}"
+        for e, f, m in found
+    ]
+    return InvalidOverlay(f"{len(found)} problems: " + " | ".join(lines), file=file)
 
 
 def parse_overlay(raw: Any, file: Path | None = None) -> Overlay:
@@ -152,6 +153,13 @@ def overlay_world(overlay: Overlay) -> WorldPackage:
         local = Path(overlay.source).parent / overlay.world
         if (local / "world.yaml").is_file():
             return load_world(local)
+        if overlay.world.startswith((".", "/")):
+            raise InvalidOverlay(
+                f"world {overlay.world!r} is not a world folder (no world.yaml at {local}); "
+                "give a world name or a path relative to the overlay file",
+                file=overlay.source,
+                field="world",
+            )
     return load_world(overlay.world)
 
 

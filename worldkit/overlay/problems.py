@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from worldkit.errors import InvalidOverlay
+from worldkit.errors import InvalidOverlay, PathRefused
 from worldkit.materialize import materialize
 from worldkit.overlay._paths import relative_problem
 from worldkit.overlay.apply import request_bytes, tool_config_bytes
@@ -285,9 +285,13 @@ def _references(model: Overlay) -> tuple[dict[str, bytes], list[Problem]]:
         single._source = model.source
         try:
             found.update(reference_bytes(single))
-        except InvalidOverlay as error:
-            problems.append(Problem("reference-file-missing", "error", f"reference_files[{ref.name}]", error.message,
-                                    "add the file beside the overlay or fix `path`"))  # fmt: skip
+        except (InvalidOverlay, PathRefused):
+            problems.append(Problem(
+                "reference-file-missing", "error", f"reference_files[{ref.name}]",
+                f"{ref.path} does not exist beside the overlay" if model.source else
+                f"{ref.path} cannot be read: the overlay was not loaded from a file",
+                "add the file (relative to the overlay YAML's folder) or fix `path`",
+            ))  # fmt: skip
     return found, problems
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -67,6 +67,8 @@ class CriterionOutcome(BaseModel):
     access: Literal["accessed", "not_accessed", "unknown"]
     """Whether every member of one sufficient evidence set was returned with its mapped
     content; `unknown` when the event log cannot decide."""
+    detail: str = ""
+    """The check's one-line reason (deterministic) or the judge's (semantic)."""
 
 
 class RunStats(BaseModel):
@@ -109,6 +111,20 @@ class ExecutionRecord(BaseModel):
     """One outcome per rubric criterion."""
     stats: RunStats
     """Per-run search-burden figures."""
+    inputs: dict[str, Any] = Field(default_factory=dict)
+    """Frozen inputs: world, rev, revision digest, date, seat, overlay id and digest."""
+    digests: dict[str, str] = Field(default_factory=dict)
+    """Projection fingerprint, candidate/verifier package digests, pre/post state digests."""
+    workspace_before: dict[str, str] = Field(default_factory=dict)
+    """Workspace path → sha256 when the agent started."""
+    workspace_after: dict[str, str] = Field(default_factory=dict)
+    """Workspace path → sha256 as captured after the agent stopped."""
+    deliverables: dict[str, str | None] = Field(default_factory=dict)
+    """Deliverable path → sha256 (None when it was not produced)."""
+    agent_result: dict[str, Any] = Field(default_factory=dict)
+    """What the agent reported (steps, tokens, stop reason); never used for grading."""
+    trajectory: list[dict[str, Any]] = Field(default_factory=list)
+    """The run's event log (every tool call, hash-chained) as stored."""
 
     @model_validator(mode="after")
     def _criteria_unique(self) -> ExecutionRecord:

@@ -138,7 +138,9 @@ def format_time(moment: datetime) -> str:
     """The one text form of a stored time: UTC, microseconds, `Z` (2026-03-02T09:00:00.000000Z)."""
     if moment.tzinfo is None:
         raise ValueError(f"time {moment!r} has no timezone; worldkit stores aware UTC times only")
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    # isoformat rather than strftime: same text, a fraction of the cost on the append path.
+    utc = moment.astimezone(timezone.utc).replace(tzinfo=None)
+    return utc.isoformat(timespec="microseconds") + "Z"
 
 
 def parse_time(text: str) -> datetime:

@@ -65,6 +65,8 @@ log_events = sa.Table(
     sa.Column("hash", sa.String(64), nullable=False),
     sa.CheckConstraint("seq >= 1", name="log_events_seq_positive"),
     sa.CheckConstraint("outcome IN ('ok', 'denied', 'error')", name="log_events_outcome"),
+    # Clustered on (run_id, seq) in SQLite: one B-tree to write per append, range reads by run.
+    sqlite_with_rowid=False,
 )
 
 APPEND_ONLY_MESSAGE = "worldkit: the event log is append-only; events cannot be updated or deleted"

@@ -43,7 +43,9 @@ class VerifyContext:
     server_factory: Callable[..., Any] | None = None
     """Builds the seat's MCP server over a projection (None: worldkit.mcp.server.build_seat_server)."""
     tamper_staged: Callable[[Any], None] | None = None
-    """Test hook: applied to each staged task right after staging (seeded violations)."""
+    """Applied to each staged task right after staging (seeded violations inject faults here)."""
+    builder: Callable[[WorldPackage, str, str, str, Path], Built] = build_projection
+    """Materializes (package, rev, date, seat) into a scratch folder; injectable for tests."""
     _builds: dict[Key, Built] = field(default_factory=dict, repr=False)
 
     # -- frozen manifests ---------------------------------------------------------------------
@@ -97,12 +99,12 @@ class VerifyContext:
         """The clean rebuild of (rev, date, seat), built once per run."""
         built = self._builds.get(key)
         if built is None:
-            built = self._builds[key] = build_projection(self.package, *key, self.work)
+            built = self._builds[key] = self.builder(self.package, *key, self.work)
         return built
 
     def fresh_build(self, rev: str, date: str, seat: str) -> Built:
         """A new materialization every call (reproducibility checks); the caller discards it."""
-        return build_projection(self.package, rev, date, seat, self.work)
+        return self.builder(self.package, rev, date, seat, self.work)
 
     # -- tasks --------------------------------------------------------------------------------
 

@@ -47,3 +47,43 @@ def copy_tree(src: Path, dst: Path) -> Path:
     """Copy a folder (symlinks kept as links, __pycache__ skipped)."""
     shutil.copytree(src, dst, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
     return dst
+
+
+class ScratchCopy:
+    """A world, its frozen manifests and its overlays copied into `root`.
+
+    The world and overlay folders keep their relative position (overlays may name their world by
+    a relative path), under their common ancestor; the manifests go to `root/manifests/<world id>`.
+    """
+
+    def __init__(self, root: Path, world: Path, manifests: Path, overlays: Path | None) -> None:
+        self.root = root
+        self.world = world
+        self.manifests = manifests
+        self.overlays = overlays
+
+    @classmethod
+    def make(cls, root: Path, world: Path, world_id: str, manifests: Path, overlays: Path | None) -> ScratchCopy:
+        world = world.resolve()
+        overlays = overlays.resolve() if overlays is not None and overlays.is_dir() else None
+        anchor = Path(os.path.commonpath([world, overlays])) if overlays else world.parent
+        tree = root / "tree"
+        copy_world = copy_tree(world, tree / world.relative_to(anchor))
+        copy_overlays = copy_tree(overlays, tree / overlays.relative_to(anchor)) if overlays else None
+        copy_manifests = root / "manifests" / world_id
+        if manifests.is_dir():
+            copy_tree(manifests, copy_manifests)
+        return cls(root, copy_world, copy_manifests, copy_overlays)
+
+    def clone(self, root: Path) -> ScratchCopy:
+        """Another independent copy of this one under `root`."""
+        copy_tree(self.root / "tree", root / "tree")
+        manifests = root / "manifests" / self.manifests.name
+        if self.manifests.is_dir():
+            copy_tree(self.manifests, manifests)
+        return ScratchCopy(
+            root,
+            root / self.world.relative_to(self.root),
+            manifests,
+            root / self.overlays.relative_to(self.root) if self.overlays else None,
+        )

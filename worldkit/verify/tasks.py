@@ -96,15 +96,17 @@ def overlay_files(folder: Path) -> list[Path]:
     return sorted(found, key=lambda p: p.relative_to(folder).as_posix())
 
 
-def overlay_folder(ctx: VerifyContext) -> Path | None:
+def overlay_folder(world_id: str, given: Path | None = None) -> Path | None:
     """The world's overlay folder: the one given, else the first on the overlay search path."""
-    if ctx.overlays is not None:
-        return ctx.overlays
-    from worldkit.overlay.load import overlay_search_path
-
+    if given is not None:
+        return given
+    try:
+        from worldkit.overlay.load import overlay_search_path
+    except ImportError:
+        return None
     for root in overlay_search_path():
-        if overlay_files(root / ctx.package.id):
-            return root / ctx.package.id
+        if overlay_files(root / world_id):
+            return root / world_id
     return None
 
 
@@ -130,7 +132,7 @@ def stage_tasks(ctx: VerifyContext) -> list[StagedTask]:
         from worldkit.overlay.load import load_overlay
     except ImportError as error:
         raise ComponentMissing(f"task overlays are not installed ({error.name} missing)") from None
-    folder = overlay_folder(ctx)
+    folder = overlay_folder(ctx.package.id, ctx.overlays)
     files = overlay_files(folder) if folder else []
     if not files:
         raise ComponentMissing(f"world {ctx.package.id} has no task overlays (looked in overlays/{ctx.package.id}/)")
@@ -159,16 +161,13 @@ def stage_tasks(ctx: VerifyContext) -> list[StagedTask]:
     return staged
 
 
-@dataclass(frozen=True)
 class _Unloadable:
     """Stands in for an overlay that failed to load, so the failure is reported, not lost."""
 
-    path: Path
-
-    @property
-    def id(self) -> str:
-        return self.path.parent.name if self.path.name == OVERLAY_FILENAME else self.path.stem
-
     rev = date = seat = None
     conditions = ("full",)
-    curated: dict = {}
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.curated: dict[str, Any] = {}
+        self.id = path.parent.name if path.name == OVERLAY_FILENAME else path.stem

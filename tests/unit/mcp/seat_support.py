@@ -54,10 +54,10 @@ class Run:
     """A served seat with its store, event log and state, for one test."""
 
     def __init__(self, projection: Path, config: ToolConfig | None = None, *, workspace: Path | None = None,
-                 run_id: str = "run-1") -> None:
+                 run_id: str = "run-1", store_url: str = "sqlite:///:memory:") -> None:
         self.projection = projection
         self.config = config or default_tool_config(projection)
-        self.store = Store.open("sqlite:///:memory:")
+        self.store = Store.open(store_url)
         self.run_id = run_id
         self.log = EventLog(self.store, run_id, self.config.seat)
         self.workspace = workspace

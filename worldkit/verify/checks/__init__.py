@@ -56,30 +56,50 @@ class BaseCheck:
         return CheckResult(id=self.id, purpose=self.purpose, status="skip", reason=reason, counts=dict(counts))
 
 
+ORDER = (
+    "revision-digests", "manifest-integrity", "revision-pins", "projection-rebuild", "rebuild-repeat",
+    "seat-repeat", "seat-views-distinct", "one-source-one-bytes", "date-conformance", "access-audit",
+    "task-pairs-identical", "staged-workspaces", "package-integrity", "separation", "evidence-sufficiency",
+    "tool-surface",
+)  # fmt: skip
+"""Report order: the frozen state first, then views, access, tasks and tools."""
+
+
 def _load_all() -> None:
-    # Importing registers; the order here is the report order.
-    from worldkit.verify.checks import access, frozen, tasks, tools, views  # noqa: F401
+    from worldkit.verify.checks import access, frozen, tasks, tools, views  # noqa: F401  (importing registers)
 
 
 def check_ids() -> list[str]:
     _load_all()
-    return list(REGISTRY)
+    rank = {check_id: n for n, check_id in enumerate(ORDER)}
+    return sorted(REGISTRY, key=lambda check_id: rank.get(check_id, len(ORDER)))
 
 
 def run_checks(
-    ctx: VerifyContext, *, only: Iterable[str] | None = None, exclude_tags: Iterable[str] = ()
+    ctx: VerifyContext,
+    *,
+    only: Iterable[str] | None = None,
+    exclude_tags: Iterable[str] = (),
+    stop_on_fail: bool = False,
 ) -> list[CheckResult]:
-    """Run the registered checks in order; a crash becomes status `error`, never a silent pass."""
+    """Run the registered checks in order; a crash becomes status `error`, never a silent pass.
+
+    `stop_on_fail` stops at the first failure (a failure blocks the run, so the rest cannot
+    change the verdict; the mutation campaign uses it).
+    """
     _load_all()
     wanted = set(only) if only is not None else None
     excluded = set(exclude_tags)
     results: list[CheckResult] = []
-    for check_id, cls in REGISTRY.items():
+    rank = {check_id: n for n, check_id in enumerate(ORDER)}
+    for check_id, cls in sorted(REGISTRY.items(), key=lambda pair: rank.get(pair[0], len(ORDER))):
         if wanted is not None and check_id not in wanted:
             continue
         if cls.tags & excluded:
             continue
         results.append(run_one(cls(), ctx))
+        if stop_on_fail and results[-1].status == "fail":
+            break
     return results
 
 

@@ -12,7 +12,7 @@ from worldkit.canon import sha256_json
 from worldkit.errors import WorldkitError
 from worldkit.materialize.manifest import Manifest, diff_tree
 from worldkit.verify.checks import REPEAT, BaseCheck, register
-from worldkit.verify.context import VerifyContext
+from worldkit.verify.context import ComponentMissing, VerifyContext
 from worldkit.verify.frozen import PROJECTIONS_DIR
 from worldkit.verify.result import CheckResult, Item
 
@@ -133,7 +133,29 @@ class RevisionPins(BaseCheck):
                 if seat_model is not None and seat_model.person != inputs.person:
                     items.append(_ctx_item("pin-mismatch", key, path="inputs.person", expected=seat_model.person,
                                            actual=inputs.person, where=where))
-        return self.outcome(items, projections=len(ctx.readable))
+        staged = 0
+        try:
+            tasks = ctx.tasks
+        except ComponentMissing:
+            tasks = []
+        for task in tasks:
+            manifest = task.projection_manifest
+            if manifest is None:
+                continue  # reported by staged-workspaces
+            staged += 1
+            frozen_rev = index.revision(task.rev)
+            inputs = manifest.inputs
+            for field_name, expected, actual in (
+                ("rev", task.rev, inputs.rev),
+                ("revision_digest", frozen_rev.digest if frozen_rev else None, inputs.revision_digest),
+                ("date", task.date, inputs.date),
+                ("seat", task.seat, inputs.seat),
+            ):
+                if expected != actual:
+                    items.append(Item(kind="revision-mismatch" if field_name.startswith("rev") else "pin-mismatch",
+                                      rev=task.rev, date=task.date, seat=task.seat, path=f"inputs.{field_name}",
+                                      expected=expected, actual=actual, where=f"staged {task.label}"))
+        return self.outcome(items, projections=len(ctx.readable), staged_projections=staged)
 
 
 @register

@@ -167,6 +167,7 @@ class Context:
                 self._paths.add(f"{doc['system']}/{doc['path']}")
         self.employees = sorted(p for p, v in self.people.items() if v["department"] != "EXT")
         self._dept_parent = {d.id: d.parent for d in self.world.company.departments}
+        self._dept_names = {d.id: d.name for d in self.world.company.departments}
 
     # -- people ----------------------------------------------------------------------------------
 
@@ -183,6 +184,9 @@ class Context:
 
     def members(self, *depts: str) -> list[str]:
         return [p for p in self.employees if any(self.in_dept(p, d) for d in depts)]
+
+    def dept_name(self, dept: str) -> str:
+        return self._dept_names[dept]
 
     def name(self, pid: str) -> str:
         return self.people[pid]["name"]
@@ -242,7 +246,8 @@ class Context:
                links: list[str] | None = None) -> dict[str, Any]:
         events = sorted(events, key=lambda e: e["date"])  # stable: same-day events keep their order
         for event in events:
-            self._check_dates("record", id, event["date"], [event.get("fields", {}), event.get("note", "")])
+            # field values may hold planned dates (a CAPA's due date); free text may not look ahead
+            self._check_dates("record", id, event["date"], [event.get("note", "")])
         item: dict[str, Any] = {"id": id, "system": system, "type": type, "title": title, "events": events,
                                 "classification": classification}
         if department:

@@ -1,0 +1,80 @@
+"""`worldkit serve` and `worldkit log replay` on the command line: help, usage errors, exit codes."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import anyio
+import pytest
+
+from tests.unit.mcp.seat_support import Run, permissive, project
+from worldkit._cli.main import run as cli
+
+
+def test_help_is_there(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli(["serve", "--help"]) == 0
+    assert "Serve one seat's company systems as MCP tools" in capsys.readouterr().out
+    assert cli(["log", "replay", "--help"]) == 0
+    assert "Re-apply a run's state changes to its pre-task state" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["serve", "--transport", "ws"], "error: --transport 'ws' is not supported; use stdio or http\n"),
+        (["serve", "--world", "mini", "--seat", "S1"],
+         "error: missing --rev, --date: name the world, revision, date and seat to serve (or --projection DIR)\n"),
+    ],
+)
+def test_usage_errors(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli(argv) == 2
+    assert capsys.readouterr().err == message
+
+
+def test_a_projection_serves_only_its_own_seat(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    projection = project(tmp_path, "S1")
+    assert cli(["serve", "--projection", str(projection), "--seat", "S2"]) == 2
+    assert capsys.readouterr().err == (
+        f"error: --seat S2 does not match projection {projection}, which is for seat S1; drop --seat or fix it\n"
+    )
+
+
+def test_a_run_with_events_is_not_served_again(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    projection = project(tmp_path, "S1")
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    used = Run(projection, run_id="used", store_url=store)
+    used.log.append("list_files", {}, "ok", None)
+    used.close()
+    assert cli(["serve", "--projection", str(projection), "--store", store, "--run-id", "used"]) == 2
+    assert "error: run used already has 1 events in store" in capsys.readouterr().err
+
+
+def test_log_replay_from_a_pre_task_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    projection = project(tmp_path, "S1")
+    candidate = tmp_path / "candidate"
+    shutil.copytree(projection, candidate / "projection")
+    (candidate / "workspace").mkdir()
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    workspace = tmp_path / "live"
+    workspace.mkdir()
+    served = Run(candidate / "projection", permissive(projection), workspace=workspace, run_id="r-1", store_url=store)
+
+    async def session() -> None:
+        async with served.client() as client:
+            await client.call_tool("write_file", {"path": "report.md", "content": "done\n"})
+            await client.call_tool("update_record", {"id": "CC-1", "action": "status", "text": "closed"})
+
+    anyio.run(session)
+    digest = served.state.digest()
+    served.close()
+    argv = ["log", "replay", "r-1", "--store", store, "--from", str(candidate), "--workspace", str(workspace)]
+    assert cli(argv) == 0
+    assert capsys.readouterr().out == (
+        f"ok: run r-1: 2 state changes of 2 events replayed; post-task state digest {digest} reproduced\n"
+    )
+    (workspace / "report.md").write_text("edited after the run\n")
+    assert cli(argv) == 1
+    assert "differs from the replayed one (changed: report.md)" in capsys.readouterr().err
+    assert cli(["log", "replay", "r-1", "--store", store, "--from", str(candidate), "--rev", "r1"]) == 2
+    assert "--from excludes --world/--rev/--date/--overlay" in capsys.readouterr().err

@@ -1,0 +1,211 @@
+"""Each check passes on a sound world and fails, naming the item and the fix, on the fault it is for."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from tests.builders import WorldSpec
+from tests.unit.verify.conftest import DATE, Frozen, freeze_copy
+from worldkit.materialize.manifest import Manifest
+from worldkit.verify.build import Built, build_projection
+from worldkit.verify.checks import REGISTRY, check_ids, run_one
+from worldkit.verify.inject import edit_changeset, rewrite_frozen
+from worldkit.verify.result import CheckResult
+from worldkit.verify.runner import open_context, verify_world
+from worldkit.verify.scratch import ScratchCopy
+from worldkit.world import load_world
+
+OVERLAY_CHECKS = {"task-pairs-identical", "staged-workspaces", "package-integrity", "separation", "evidence-sufficiency"}
+
+
+def run(frozen: Frozen, check_id: str, **options) -> CheckResult:
+    with open_context(frozen.world, manifests=frozen.manifests, overlays=frozen.overlays, repeats=2, **options) as ctx:
+        return run_one(REGISTRY[check_id](), ctx)
+
+
+def _copy(frozen: Frozen) -> ScratchCopy:
+    return ScratchCopy(frozen.world.parent, frozen.world, frozen.manifests, frozen.overlays)
+
+
+def test_at_least_twelve_checks_with_id_purpose_and_fix() -> None:
+    ids = check_ids()
+    assert len(ids) >= 12 and len(set(ids)) == len(ids)
+    for check_id in ids:
+        cls = REGISTRY[check_id]
+        assert cls.id == check_id and cls.purpose.endswith(".") and cls.fix
+
+
+def test_a_sound_world_passes_every_check(mini: Frozen) -> None:
+    report = verify_world(mini.world, manifests=mini.manifests, repeats=2)
+    status = {c.id: c.status for c in report.checks}
+    assert status == {c: ("skip" if c in OVERLAY_CHECKS else "pass") for c in check_ids()}
+    assert report.exit_code == 0
+    skipped = next(c for c in report.checks if c.id == "separation")
+    assert skipped.reason and "no task overlays" in skipped.reason
+
+
+def test_revision_digest_change_names_the_revision(mini: Frozen) -> None:
+    edit_changeset(mini.world, "r2", update={"documents": [{"id": "D-SOP", "set": {"title": "renamed"}}]})
+    result = run(mini, "revision-digests")
+    assert result.status == "fail" and result.fix and "worldkit freeze" in result.fix
+    [item] = result.items
+    assert (item.kind, item.rev) == ("changed", "r2")
+    assert item.expected != item.actual
+
+
+def test_rebuild_reports_changed_files_with_both_digests(mini: Frozen) -> None:
+    template = mini.world / "templates" / "note.md.j2"
+    template.write_text(template.read_text() + "extra\n")
+    result = run(mini, "projection-rebuild")
+    assert result.status == "fail"
+    paths = {(i.kind, i.path, i.seat, i.rev) for i in result.items}
+    assert ("changed", "files/Shared/Notes/note.md", "S1", "r1") in paths
+    assert all(i.expected and i.actual and i.expected != i.actual for i in result.items)
+    assert result.counts["identical"] == 0
+
+
+def test_rebuild_reports_missing_and_unexpected(mini: Frozen) -> None:
+    edit_changeset(mini.world, "r1", update={"documents": [{"id": "D-SOP", "set": {"path": "SOPs/SOP-001 v2.md"}}]})
+    items = {(i.kind, i.path) for i in run(mini, "projection-rebuild").items if (i.rev, i.seat) == ("r1", "S2")}
+    assert items == {("missing", "files/Shared/SOPs/SOP-001.md"), ("unexpected", "files/Shared/SOPs/SOP-001 v2.md")}
+
+
+def test_manifest_integrity(mini: Frozen) -> None:
+    rewrite_frozen(_copy(mini), ("r1", DATE, "S2"), lambda m: m.model_copy(update={"fingerprint": "0" * 64}),
+                   consistent=False)
+    (mini.manifests / "projections" / "r1" / DATE / "S9.json").write_text("{}")
+    result = run(mini, "manifest-integrity")
+    kinds = {(i.kind, i.path) for i in result.items}
+    assert ("unreadable", f"projections/r1/{DATE}/S2.json") in kinds
+    assert ("unexpected", f"projections/r1/{DATE}/S9.json") in kinds
+
+
+def test_revision_pins(mini: Frozen) -> None:
+    other = run(mini, "revision-pins")
+    assert other.status == "pass"
+
+    def repin(manifest: Manifest) -> Manifest:
+        return manifest.model_copy(update={"inputs": manifest.inputs.model_copy(update={"rev": "r1"})})
+
+    rewrite_frozen(_copy(mini), ("r2", DATE, "S1"), repin)
+    result = run(mini, "revision-pins")
+    kinds = {(i.kind, i.path, i.expected, i.actual) for i in result.items}
+    assert ("revision-mismatch", "inputs.rev", "r2", "r1") in kinds
+
+
+def test_identical_seats_are_flagged(tmp_path: Path) -> None:
+    spec = WorldSpec()
+    spec.data["seats"].append({"id": "S5", "person": "P1"})
+    frozen = freeze_copy(tmp_path, spec)
+    result = run(frozen, "seat-views-distinct")
+    assert {(i.kind, i.seat) for i in result.items} == {("same-view", "S1,S5")}
+
+
+def test_one_source_one_byte_string(mini: Frozen) -> None:
+    def change(manifest: Manifest) -> Manifest:
+        files = [e.model_copy(update={"sha256": "0" * 64}) if e.path == "files/Shared/SOPs/SOP-001.md" else e
+                 for e in manifest.files]
+        return manifest.model_copy(update={"files": files})
+
+    rewrite_frozen(_copy(mini), ("r1", DATE, "S2"), change)
+    result = run(mini, "one-source-one-bytes")
+    assert [(i.kind, i.path, i.rev) for i in result.items] == [("bytes-differ", "files/Shared/SOPs/SOP-001.md", "r1")]
+
+
+def test_date_conformance_picks_a_record_and_shows_both_sides(mini: Frozen) -> None:
+    result = run(mini, "date-conformance")
+    assert result.status == "pass"
+    assert result.counts["record"] == "APP-1" and result.counts["effective"] == "2025-06-10"
+    assert result.counts["unentitled_seat"] == "S4"
+
+
+def _leaky_builder(package, rev: str, date: str, seat: str, work: Path) -> Built:
+    """A timeline bug: every projection is built a month late."""
+    later = (dt.date.fromisoformat(date) + dt.timedelta(days=30)).isoformat()
+    built = build_projection(package, rev, later, seat, work)
+    built.date = date
+    return built
+
+
+def test_date_conformance_catches_a_leaky_timeline(mini: Frozen) -> None:
+    result = run(mini, "date-conformance", builder=_leaky_builder)
+    assert result.status == "fail"
+    assert {i.kind for i in result.items} >= {"visible-before"}
+    assert any(i.path == "records/qms/APP-1.json" for i in result.items)
+
+
+def _noisy_builder(package, rev: str, date: str, seat: str, work: Path) -> Built:
+    """Nondeterminism: one file gets a random byte after materialization."""
+    built = build_projection(package, rev, date, seat, work)
+    with open(built.root / "seat.json", "ab") as handle:
+        handle.write(bytes([random.randrange(256)]) * random.randrange(1, 4))
+    return built
+
+
+def test_seat_repeat_catches_nondeterminism(mini: Frozen) -> None:
+    result = run(mini, "seat-repeat", builder=_noisy_builder)
+    assert result.status == "fail"
+    assert {i.kind for i in result.items} == {"not-identical"}
+    assert result.counts["attempted"] == 6 and result.counts["identical"] < 6
+
+
+def test_rebuild_repeat_records_fingerprints(mini: Frozen) -> None:
+    result = run(mini, "rebuild-repeat")
+    assert result.status == "pass"
+    assert result.counts["attempted"] == result.counts["identical"] == 2
+    assert len(set(result.counts["fingerprints"])) == 1
+    assert result.counts["fingerprints"][0] == result.counts["frozen_fingerprint"]
+
+
+def test_tool_surface_catches_a_server_over_another_projection(mini: Frozen) -> None:
+    from worldkit.mcp.server import build_seat_server
+    from worldkit.verify.checks.tools import tool_config
+
+    def wrong_seat(projection: Path, config):
+        """A server started over the neighbouring seat's projection."""
+        other = build_projection(load_world(mini.world), config.rev, config.date,
+                                 "S2" if config.seat != "S2" else "S1", projection.parent.parent)
+        bundle = json.loads((other.root / "tools.json").read_text())
+        return build_seat_server(other.root, tool_config(other.manifest, bundle))
+
+    assert run(mini, "tool-surface").status == "pass"
+    result = run(mini, "tool-surface", server_factory=wrong_seat)
+    assert result.status == "fail"
+    assert {"not-served", "extra-served"} <= {i.kind for i in result.items}
+
+
+@pytest.mark.parametrize("check_id", sorted(OVERLAY_CHECKS))
+def test_task_checks_pass_on_sound_overlays(tasks_world: Frozen, check_id: str) -> None:
+    result = run(tasks_world, check_id)
+    assert result.status == "pass", result.items
+
+
+def test_task_checks_counts(tasks_world: Frozen) -> None:
+    report = verify_world(tasks_world.world, manifests=tasks_world.manifests, overlays=tasks_world.overlays,
+                          only=sorted(OVERLAY_CHECKS | {"access-audit"}))
+    counts = {c.id: c.counts for c in report.checks}
+    assert counts["task-pairs-identical"]["pairs"] == [["cc1-report", "cc1-triage"]]
+    assert counts["staged-workspaces"] == {"staged_tasks_tested": 5, "staged_tasks_identical": 5}
+    assert counts["separation"]["reviewed_overlaps"] >= 1 and counts["separation"]["unreviewed_overlaps"] == 0
+    assert counts["evidence-sufficiency"]["criteria"] == counts["evidence-sufficiency"]["criteria_solvable"] > 0
+    assert counts["access-audit"]["staged_projections"] == 5
+    assert counts["access-audit"]["expected_authorized"] == counts["access-audit"]["retained_authorized"] > 0
+
+
+def test_staged_tamper_is_caught_by_package_and_separation(tasks_world: Frozen) -> None:
+    def tamper(task) -> None:
+        if task.label == "cc1-report[full]":
+            (task.candidate / "workspace" / "answer.json").write_bytes((task.verifier / "rubric.json").read_bytes())
+
+    with open_context(tasks_world.world, manifests=tasks_world.manifests, overlays=tasks_world.overlays,
+                      tamper_staged=tamper) as ctx:
+        separation = run_one(REGISTRY["separation"](), ctx)
+        package = run_one(REGISTRY["package-integrity"](), ctx)
+    assert [(i.kind, i.path, i.where) for i in separation.items] == [
+        ("leak-bytes", "candidate/workspace/answer.json", "cc1-report[full]")]
+    assert ("unexpected", "candidate/workspace/answer.json") in {(i.kind, i.path) for i in package.items}

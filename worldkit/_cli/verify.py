@@ -1,0 +1,96 @@
+"""`worldkit verify` and `worldkit freeze`: adapters over `worldkit.verify`.
+
+Exit codes: 0 every check passed; 1 a check failed (or an injected fault went undetected);
+2 bad arguments; 3 the world or an overlay is invalid; 4 a check could not run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from worldkit._cli.output import echo_json
+from worldkit.canon import pretty_json
+from worldkit.errors import UsageError
+
+
+def verify_command(
+    world: str = typer.Option(None, "--world", help="World name under worlds/ or a path."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    workspace: Path = typer.Option(
+        None, "--workspace", help="Check a staged folder (holding a manifest.json) against its manifest."
+    ),
+    seeded: bool = typer.Option(False, "--seeded", help="Also inject the ten known faults into a scratch copy."),
+    mutations: int = typer.Option(0, "--mutations", min=0, help="Also run N random single mutations."),
+    seed: int = typer.Option(1, "--seed", help="Seed of the mutation campaign."),
+    manifests: Path = typer.Option(None, "--manifests", help="Frozen manifests folder (default manifests/<world>/)."),
+    overlays: Path = typer.Option(None, "--overlays", help="The world's overlay folder (default overlays/<world>/)."),
+    summary: Path = typer.Option(None, "--summary", help="Write the validation record (JSON) to this file."),
+    only: str = typer.Option(None, "--only", help="Comma-separated check ids to run (default: all)."),
+) -> int:
+    """Prove the world, its frozen projections and staged tasks are what was frozen; exit 1 on any failure."""
+    from worldkit.verify import verify_workspace, verify_world
+    from worldkit.verify.checks import check_ids
+    from worldkit.verify.report import render_text, validation_record
+    from worldkit.verify.runner import VerifyReport
+
+    if world is None and workspace is None:
+        raise UsageError("pass --world W to verify a world, or --workspace DIR to check a staged folder")
+    if world is None and (seeded or mutations):
+        raise UsageError("--seeded and --mutations need --world W")
+    selected = [c.strip() for c in only.split(",") if c.strip()] if only else None
+    if selected:
+        unknown = sorted(set(selected) - set(check_ids()))
+        if unknown:
+            raise UsageError(f"unknown check {', '.join(unknown)}; valid checks: {', '.join(check_ids())}")
+    report = VerifyReport(world=None)
+    if world is not None:
+        report = verify_world(world, manifests=manifests, overlays=overlays, only=selected)
+        if seeded:
+            from worldkit.verify.seeded import run_seeded
+
+            report.seeded = run_seeded(world, manifests=manifests, overlays=overlays).as_json()
+        if mutations:
+            from worldkit.verify.mutations import run_mutations
+
+            report.mutations = run_mutations(world, mutations, seed, manifests=manifests, overlays=overlays).as_json()
+    if workspace is not None:
+        report.checks.append(verify_workspace(workspace))
+    if summary is not None:
+        summary.parent.mkdir(parents=True, exist_ok=True)
+        summary.write_text(pretty_json(validation_record(report)), encoding="utf-8")
+    if as_json:
+        echo_json(report.as_json())
+    else:
+        typer.echo(render_text(report), nl=False)
+    return int(report.exit_code)
+
+
+def freeze_command(
+    world: str = typer.Option(..., "--world", help="World name under worlds/ or a path."),
+    date: list[str] = typer.Option(
+        None, "--date", help="Projection date to freeze (repeatable; default: the dates frozen before, else the world's default date)."
+    ),
+    manifests: Path = typer.Option(None, "--manifests", help="Frozen manifests folder (default manifests/<world>/)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Write the frozen revision digests and every (rev, date, seat) projection manifest."""
+    from worldkit.verify import freeze_world
+
+    result = freeze_world(world, date or None, manifests=manifests)
+    if as_json:
+        echo_json(result.summary())
+        return
+    typer.echo(f"froze {result.index.world} in {result.folder}")
+    for rev in result.index.revisions:
+        typer.echo(f"  {rev.name:<6} {rev.digest}")
+    for proj in result.index.projections:
+        typer.echo(f"  {proj.rev:<6} {proj.date} {proj.seat:<14} {proj.fingerprint}  ({proj.files} files)")
+    for rel in result.removed:
+        typer.echo(f"  removed {rel}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("verify")(verify_command)
+    app.command("freeze")(freeze_command)

@@ -1,0 +1,389 @@
+"""The mutation campaign: N random single mutations, each in its own scratch copy, and who caught it.
+
+Kinds: the ten seeded faults with random targets, byte flips and truncations of world source
+files, permission flips and date shifts of world entities, byte flips and truncations of frozen
+manifests, and byte flips in staged packages. The campaign is a pure function of the world,
+its manifests and overlays, N and the seed.
+
+A mutation is **projection-changing** when it changes what some seat sees: a rebuild of some
+frozen (rev, date, seat) projection from the mutated world differs from the frozen one in any
+path or byte or in its tool bundle (or can no longer be built), or a staged candidate package
+or the seat's tool surface differs. The oracle computes rebuilds in memory from the world alone,
+independently of the checks. Every projection-changing mutation must be detected, i.e. make
+verify fail (a world that no longer loads counts as detected: verify refuses to run on it).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+import shutil
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from worldkit.canon import sha256_bytes
+from worldkit.errors import WorldkitError
+from worldkit.materialize.project import plan_projection
+from worldkit.verify.frozen import PROJECTIONS_DIR
+from worldkit.verify.inject import Injection, NotApplicable, edit_changeset
+from worldkit.verify.scratch import ScratchCopy, fresh_dir, scratch_dir
+from worldkit.verify.seeded import CASES, Pristine, failing_checks, load_pristine, prepare_copy
+from worldkit.world.load import WorldPackage, load_world
+from worldkit.world.models import Classification
+
+Mutator = Callable[[Pristine, ScratchCopy, random.Random], Injection]
+
+_SHIFTS = (1, 2, 7, 30, 90, 365)
+
+
+def _flip_byte(path: Path, rng: random.Random) -> str:
+    data = bytearray(path.read_bytes())
+    if not data:
+        path.write_bytes(b"x")
+        return "wrote one byte into an empty file"
+    pos = rng.randrange(len(data))
+    old = data[pos]
+    if 0x20 <= old <= 0x7E:
+        new = old
+        while new == old:
+            new = rng.randrange(0x20, 0x7F)
+    else:
+        new = old ^ 0x01
+    data[pos] = new
+    path.write_bytes(bytes(data))
+    return f"byte {pos}: {bytes([old])!r} → {bytes([new])!r}"
+
+
+def _truncate(path: Path, rng: random.Random) -> str:
+    data = path.read_bytes()
+    cut = rng.randrange(len(data)) if data else 0
+    path.write_bytes(data[:cut])
+    return f"truncated at byte {cut} of {len(data)}"
+
+
+def _world_files(copy: ScratchCopy) -> list[Path]:
+    return sorted(p for p in copy.world.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+
+
+def world_byte_flip(p: Pristine, copy: ScratchCopy, rng: random.Random) -> Injection:
+    path = rng.choice(_world_files(copy))
+    what = _flip_byte(path, rng)
+    return Injection(f"{path.relative_to(copy.world)}: {what}", touches={"world"})
+
+
+def world_truncation(p: Pristine, copy: ScratchCopy, rng: random.Random) -> Injection:
+    path = rng.choice(_world_files(copy))
+    what = _truncate(path, rng)
+    return Injection(f"{path.relative_to(copy.world)}: {what}", touches={"world"})
+
+
+def permission_flip(p: Pristine, copy: ScratchCopy, rng: random.Random) -> Injection:
+    """One access-relevant field of one entity changed (through the base revision's changeset)."""
+    base = p.package.revision_names[0]
+    state = p.package.revision(base)
+    people, roles = sorted(state.people), sorted(state.roles)
+    departments = sorted(state.departments)
+    choices: list[Callable[[], tuple[str, dict[str, Any], str]]] = []
+    if state.permissions:
+        def rule_subject() -> tuple[str, dict[str, Any], str]:
+            rule = state.permissions[rng.choice(sorted(state.permissions))]
+            subject = rule.subject.model_dump(mode="json")
+            field_name = rng.choice(["everyone", "owner", "roles", "departments", "persons"])
+            if field_name in ("everyone", "owner"):
+                subject[field_name] = not subject[field_name]
+            else:
+                pool = {"roles": roles, "departments": departments, "persons": people}[field_name]
+                current = list(subject[field_name])
+                if current and rng.random() < 0.5:
+                    current.remove(rng.choice(current))
+                elif pool:
+                    current.append(rng.choice(pool))
+                subject[field_name] = sorted(set(current))
+            return "permissions", {"id": rule.id, "set": {"subject": subject}}, f"rule {rule.id} subject.{field_name}"
+
+        def rule_resource() -> tuple[str, dict[str, Any], str]:
+            rule = state.permissions[rng.choice(sorted(state.permissions))]
+            resource = rule.resource.model_dump(mode="json")
+            levels = [c.value for c in Classification]
+            current = set(resource["classifications"])
+            flip = rng.choice(levels)
+            current ^= {flip}
+            resource["classifications"] = sorted(current)
+            return "permissions", {"id": rule.id, "set": {"resource": resource}}, f"rule {rule.id} classification {flip}"
+
+        choices += [rule_subject, rule_resource]
+    if state.documents:
+        def document_access() -> tuple[str, dict[str, Any], str]:
+            doc = state.documents[rng.choice(sorted(state.documents))]
+            field_name = rng.choice(["classification", "owner", "shared_with", "verifier_only", "department"])
+            if field_name == "classification":
+                value: Any = rng.choice([c.value for c in Classification if c != doc.classification])
+            elif field_name == "owner":
+                value = rng.choice([None, *people])
+            elif field_name == "shared_with":
+                value = [*(s.model_dump(mode="json") for s in doc.shared_with), {"persons": [rng.choice(people)]}]
+            elif field_name == "verifier_only":
+                value = not doc.verifier_only
+            else:
+                value = rng.choice([None, *departments])
+            return "documents", {"id": doc.id, "set": {field_name: value}}, f"document {doc.id} {field_name}"
+
+        choices.append(document_access)
+    if state.records:
+        def record_access() -> tuple[str, dict[str, Any], str]:
+            rec = state.records[rng.choice(sorted(state.records))]
+            field_name = rng.choice(["classification", "verifier_only", "department"])
+            if field_name == "classification":
+                value: Any = rng.choice([c.value for c in Classification if c != rec.classification])
+            elif field_name == "verifier_only":
+                value = not rec.verifier_only
+            else:
+                value = rng.choice([None, *departments])
+            return "records", {"id": rec.id, "set": {field_name: value}}, f"record {rec.id} {field_name}"
+
+        choices.append(record_access)
+
+    def person_org() -> tuple[str, dict[str, Any], str]:
+        person = state.people[rng.choice(people)]
+        if rng.random() < 0.5 and departments:
+            return "people", {"id": person.id, "set": {"department": rng.choice(departments)}}, f"person {person.id} department"
+        return "people", {"id": person.id, "set": {"roles": sorted({*person.roles, rng.choice(roles)}) if roles else []}}, \
+            f"person {person.id} roles"
+
+    choices.append(person_org)
+    if state.groups:
+        def group_members() -> tuple[str, dict[str, Any], str]:
+            group = state.groups[rng.choice(sorted(state.groups))]
+            members = set(group.members)
+            members ^= {rng.choice(people)}
+            return "groups", {"id": group.id, "set": {"members": sorted(members)}}, f"group {group.id} members"
+
+        choices.append(group_members)
+    collection, update, what = rng.choice(choices)()
+    edit_changeset(copy.world, base, update={collection: [update]})
+    return Injection(f"permission flip: {what} → {update['set']}", touches={"world"})
+
+
+def date_shift(p: Pristine, copy: ScratchCopy, rng: random.Random) -> Injection:
+    """One date of one document, record event or message moved by ±1 day … ±1 year."""
+    base = p.package.revision_names[0]
+    state = p.package.revision(base)
+    delta = dt.timedelta(days=rng.choice(_SHIFTS) * rng.choice((-1, 1)))
+    pools = [name for name in ("documents", "records", "messages") if state.collection(name)]
+    if not pools:
+        raise NotApplicable("the world has no dated items")
+    collection = rng.choice(pools)
+    item = state.collection(collection)[rng.choice(sorted(state.collection(collection)))]
+    if collection == "documents":
+        field_name = "visible_until" if item.visible_until and rng.random() < 0.3 else "visible_from"
+        value = (getattr(item, field_name) + delta).isoformat()
+        update = {"id": item.id, "set": {field_name: value}}
+    elif collection == "records":
+        index = rng.randrange(len(item.events))
+        events = [e.model_dump(mode="json") for e in item.events]
+        events[index]["date"] = (item.events[index].date + delta).isoformat()
+        field_name = f"events[{index}].date"
+        update = {"id": item.id, "set": {"events": events}}
+    else:
+        field_name = "date"
+        update = {"id": item.id, "set": {"date": (item.date + delta).isoformat()}}
+    edit_changeset(copy.world, base, update={collection: [update]})
+    return Injection(f"date shift: {collection[:-1]} {item.id} {field_name} by {delta.days:+d} days", touches={"world"})
+
+
+def _manifest_files(copy: ScratchCopy) -> list[Path]:
+    return sorted(p for p in copy.manifests.rglob("*.json") if p.is_file())
+
+
+def manifest_byte_flip(p: Pristine, copy: ScratchCopy, rng: random.Random) -> Injection:
+    path = rng.choice(_manifest_files(copy))
+    what = _flip_byte(path, rng)
+    return Injection(f"{path.relative_to(copy.manifests)}: {what}", touches={"manifests"})
+
+
+def manifest_truncation(p: Pristine, copy: ScratchCopy, rng: random.Random) -> Injection:
+    path = rng.choice(_manifest_files(copy))
+    what = _truncate(path, rng)
+    return Injection(f"{path.relative_to(copy.manifests)}: {what}", touches={"manifests"})
+
+
+def staged_byte_flip(p: Pristine, copy: ScratchCopy, rng: random.Random) -> Injection:
+    """One byte of one file of one staged package flipped right after staging."""
+    if copy.overlays is None:
+        raise NotApplicable("the world has no task overlays")
+    total = sum(len(o.conditions) for o in p.overlays())
+    target, pick_file, seed = rng.randrange(total), rng.random(), rng.randrange(1 << 30)
+    side = rng.choice(("candidate", "verifier"))
+    injection = Injection(f"staged byte flip ({side})", touches={f"staged-{side}"})
+    seen = [0]
+
+    def tamper(task: Any) -> None:
+        seen[0] += 1
+        if seen[0] - 1 != target:
+            return
+        root = task.out / side
+        files = sorted(x for x in root.rglob("*") if x.is_file())
+        victim = files[int(pick_file * len(files))]
+        what = _flip_byte(victim, random.Random(seed))
+        injection.notes.append(f"{task.label} {side}/{victim.relative_to(root).as_posix()}: {what}")
+
+    injection.tamper_staged = tamper
+    return injection
+
+
+def _seeded(case_name: str) -> Mutator:
+    case = next(c for c in CASES if c.name == case_name)
+
+    def mutate(p: Pristine, copy: ScratchCopy, rng: random.Random) -> Injection:
+        return case.inject(p, copy, rng)
+
+    return mutate
+
+
+MUTATORS: dict[str, Mutator] = {
+    **{f"seeded:{c.name}": _seeded(c.name) for c in CASES},
+    "world-byte-flip": world_byte_flip,
+    "world-truncation": world_truncation,
+    "permission-flip": permission_flip,
+    "date-shift": date_shift,
+    "manifest-byte-flip": manifest_byte_flip,
+    "manifest-truncation": manifest_truncation,
+    "staged-byte-flip": staged_byte_flip,
+}
+
+
+# -- the oracle --------------------------------------------------------------------------------
+
+
+def changed_views(pristine: Pristine, copy: ScratchCopy) -> list[str]:
+    """The frozen (rev, date, seat) whose rebuilt view differs from the frozen one (why, for each)."""
+    try:
+        package = load_world(copy.world)
+    except WorldkitError as error:
+        return [f"world no longer loads: {error.message}"]
+    changed: list[str] = []
+    for key, frozen in sorted(pristine.frozen.items()):
+        rev, date, seat = key
+        label = "/".join(key)
+        try:
+            state = package.revision(rev)
+            projection = plan_projection(state, dt.date.fromisoformat(date), seat)
+            view = {f.path: sha256_bytes(f.produce()) for f in projection.files()}
+            bundle = projection.bundle()["sha256"]
+        except (WorldkitError, KeyError) as error:
+            changed.append(f"{label}: cannot be built ({getattr(error, 'message', error)})")
+            continue
+        if view != {e.path: e.sha256 for e in frozen.files} or bundle != frozen.tool_bundle_sha256:
+            changed.append(label)
+    return changed
+
+
+# -- the campaign ------------------------------------------------------------------------------
+
+
+@dataclass
+class MutationReport:
+    seed: int
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    baseline_failures: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        attempted = len(self.rows)
+        detected = sum(r["detected"] for r in self.rows)
+        changing = [r for r in self.rows if r["projection_changing"]]
+        changing_detected = sum(r["detected"] for r in changing)
+        by_kind: dict[str, dict[str, int]] = {}
+        for row in self.rows:
+            slot = by_kind.setdefault(row["kind"], {"attempted": 0, "detected": 0, "projection_changing": 0})
+            slot["attempted"] += 1
+            slot["detected"] += row["detected"]
+            slot["projection_changing"] += row["projection_changing"]
+        caught_by = Counter(r["detected_by"] for r in self.rows if r["detected"])
+        return {
+            "seed": self.seed,
+            "attempted": attempted,
+            "projection_changing": len(changing),
+            "detected": detected,
+            "rate": round(detected / attempted, 4) if attempted else 0.0,
+            "projection_changing_detected": changing_detected,
+            "projection_changing_rate": round(changing_detected / len(changing), 4) if changing else 1.0,
+            "undetected_projection_changing": [r["mutation"] for r in changing if not r["detected"]],
+            "undetected_benign": [r["mutation"] for r in self.rows if not r["detected"] and not r["projection_changing"]],
+            "by_kind": dict(sorted(by_kind.items())),
+            "first_detected_by": dict(sorted(caught_by.items())),
+            "baseline_failures": self.baseline_failures,
+            "mutations": self.rows,
+        }
+
+
+def run_mutations(
+    world: str | Path | WorldPackage,
+    count: int,
+    seed: int,
+    *,
+    manifests: Path | None = None,
+    overlays: Path | None = None,
+    scratch: Path | None = None,
+    kinds: list[str] | None = None,
+) -> MutationReport:
+    """Apply `count` random single mutations (seeded), each to a fresh scratch copy, and verify each."""
+    rng = random.Random(seed)
+    report = MutationReport(seed=seed)
+    with scratch_dir(scratch, prefix="worldkit-mutations-") as root:
+        base = prepare_copy(world, root / "base", manifests, overlays)
+        pristine = load_pristine(base)
+        failed, errored = failing_checks(base, fresh_dir(root, "baseline-"))
+        report.baseline_failures = failed + errored
+        names = sorted(kinds or MUTATORS)
+        if base.overlays is None:
+            names = [n for n in names if n not in _NEEDS_OVERLAYS]
+        for number in range(1, count + 1):
+            case_root = fresh_dir(root, f"m{number:04d}-")
+            row = _one(number, names, rng, pristine, base, case_root)
+            report.rows.append(row)
+            shutil.rmtree(case_root, ignore_errors=True)
+    return report
+
+
+_NEEDS_OVERLAYS = {"staged-byte-flip", "seeded:renamed-verifier-file", "seeded:deleted-evidence-source",
+                   "seeded:verifier-file-on-candidate-side"}
+
+
+def _one(number: int, names: list[str], rng: random.Random, pristine: Pristine, base: ScratchCopy,
+         case_root: Path) -> dict[str, Any]:
+    for _attempt in range(20):
+        kind = rng.choice(names)
+        copy = base.clone(fresh_dir(case_root, "copy-"))
+        try:
+            injection = MUTATORS[kind](pristine, copy, rng)
+            break
+        except (NotApplicable, IndexError):
+            shutil.rmtree(copy.root, ignore_errors=True)
+    else:  # pragma: no cover - every world supports the world-source kinds
+        raise RuntimeError("no applicable mutation kind")
+    reasons: list[str] = []
+    if "world" in injection.touches:
+        reasons += changed_views(pristine, copy)
+    try:
+        failed, errors = failing_checks(copy, fresh_dir(case_root, "run-"), injection, stop_on_fail=True)
+        blocked = None
+    except WorldkitError as error:
+        failed, errors, blocked = [], [], f"world does not load ({type(error).__name__})"
+    description = injection.description + (f": {'; '.join(injection.notes)}" if injection.notes else "")
+    if "staged-candidate" in injection.touches and injection.notes:
+        reasons.append("staged candidate package changed")
+    if "server" in injection.touches:
+        reasons.append("tool surface changed")
+    detected_by = failed[0] if failed else ("invalid-world" if blocked else ("check-error" if errors else ""))
+    return {
+        "n": number,
+        "kind": kind,
+        "mutation": f"{kind}: {description}",
+        "projection_changing": bool(reasons),
+        "changed": reasons[:5],
+        "detected": bool(failed or blocked or errors),
+        "detected_by": detected_by,
+    }

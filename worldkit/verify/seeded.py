@@ -1,0 +1,465 @@
+"""Seeded violations: verify proves itself by catching ten known faults, each at the check meant for it.
+
+The WorkWorlds paper's four (a changed generated file, an unauthorized private file, a renamed
+verifier file, a deleted evidence source) and its six isolation adversaries (a verifier file on
+the candidate side, a future-dated file on an early date, a role-inaccessible file, a revision
+mismatch, a tampered projection digest, a tool surface that diverges from the projection).
+
+Each case is injected into its own scratch copy of the world, manifests and overlays; the real
+ones are never touched. A case counts as detected only if its expected check passes on an
+untouched copy and fails on the injected one.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from worldkit.access import Policy
+from worldkit.errors import WorldkitError
+from worldkit.materialize.manifest import MANIFEST_NAME, Manifest, read_manifest
+from worldkit.verify.checks import REPEAT, run_checks
+from worldkit.verify.context import VerifyContext
+from worldkit.verify.frozen import default_manifest_dir, read_index
+from worldkit.verify.inject import (
+    Injection,
+    NotApplicable,
+    add_entry,
+    copy_into,
+    detach,
+    edit_changeset,
+    entry_for,
+    item_bytes,
+    rename,
+    rewrite_frozen,
+)
+from worldkit.verify.paths import document_path, message_path, record_path
+from worldkit.verify.scratch import ScratchCopy, fresh_dir, scratch_dir
+from worldkit.verify.tasks import overlay_files, overlay_folder
+from worldkit.world.load import WorldPackage, load_world
+from worldkit.world.models import SystemKind
+
+Key = tuple[str, str, str]
+
+
+@dataclass
+class Pristine:
+    """The untouched scratch copy, loaded: where cases choose their targets."""
+
+    copy: ScratchCopy
+    package: WorldPackage
+    frozen: dict[Key, Manifest]
+
+    @property
+    def keys(self) -> list[Key]:
+        return sorted(self.frozen)
+
+    def overlays(self) -> list[Any]:
+        from worldkit.overlay.load import load_overlay
+
+        files = overlay_files(self.copy.overlays) if self.copy.overlays else []
+        return [load_overlay(p) for p in files]
+
+
+def load_pristine(copy: ScratchCopy) -> Pristine:
+    package = load_world(copy.world)
+    index = read_index(copy.manifests)
+    frozen = {p.key: read_manifest(copy.manifests / p.relpath) for p in index.projections}
+    return Pristine(copy, package, frozen)
+
+
+def _pick(rng: random.Random | None, options: list[Any]) -> Any:
+    if not options:
+        raise IndexError("nothing to pick from")
+    return rng.choice(options) if rng is not None else options[0]
+
+
+def _latest_keys(p: Pristine) -> list[Key]:
+    latest = p.package.revision_names[-1]
+    return [k for k in p.keys if k[0] == latest] or p.keys
+
+
+# -- the ten cases -------------------------------------------------------------------------------
+
+
+def changed_generated_file(p: Pristine, copy: ScratchCopy, rng: random.Random | None) -> Injection:
+    """A template (or literal document) changed after freezing: the rebuilt file differs."""
+    state_by_key = {k: p.package.revision(k[0]) for k in p.keys}
+    used: list[tuple[str, str]] = []
+    for key in p.keys:
+        state = state_by_key[key]
+        for entry in p.frozen[key].files:
+            doc = state.documents.get(entry.source) if entry.surface == "files" else None
+            if doc is not None:
+                used.append((doc.template or "", doc.id))
+    templated = sorted({t for t, _ in used if t})
+    if templated:
+        name = _pick(rng, templated)
+        path = copy.world / "templates" / name
+        path.write_text(path.read_text(encoding="utf-8") + "\nAmended after freezing.\n", encoding="utf-8")
+        return Injection(f"appended a line to template {name}", touches={"world"})
+    literal = sorted({d for t, d in used if not t})
+    if not literal:
+        raise NotApplicable("no document is visible in any frozen projection")
+    doc_id = _pick(rng, literal)
+    base = p.package.revision_names[0]
+    text = p.package.revision(base).documents[doc_id].text or ""
+    edit_changeset(copy.world, base, update={"documents": [{"id": doc_id, "set": {"text": text + "Amended.\n"}}]})
+    return Injection(f"changed the text of document {doc_id}", touches={"world"})
+
+
+def unauthorized_private_file(p: Pristine, copy: ScratchCopy, rng: random.Random | None) -> Injection:
+    """Another person's private desk file (or mail) appears in a seat's frozen projection."""
+    options = []
+    for key in p.keys:
+        rev, date, seat = key
+        state = p.package.revision(rev)
+        person = state.seats[seat].person
+        day = dt.date.fromisoformat(date)
+        have = {e.path for e in p.frozen[key].files}
+        for doc in state.documents.values():
+            system = state.systems.get(doc.system)
+            if (system and system.kind == SystemKind.personal and doc.owner not in (None, person)
+                    and doc.visible_from <= day and not doc.verifier_only and document_path(state, doc) not in have):
+                options.append((key, "document", doc.id))
+        policy = Policy(state)
+        for msg in state.messages.values():
+            if msg.kind == "mail" and msg.date <= day and not policy.message(person, msg) and message_path(msg) not in have:
+                options.append((key, "message", msg.id))
+    docs = [o for o in options if o[1] == "document"]
+    key, kind, item_id = _pick(rng, docs or options) if (docs or options) else (None, None, None)
+    if key is None:
+        raise NotApplicable("no private item of another person exists")
+    state = p.package.revision(key[0])
+    day = dt.date.fromisoformat(key[1])
+    if kind == "document":
+        doc = state.documents[item_id]
+        entry = entry_for(document_path(state, doc), item_bytes(state, doc, day), "files", doc.id)
+    else:
+        msg = state.messages[item_id]
+        entry = entry_for(message_path(msg), item_bytes(state, msg, day), "mail", msg.id)
+    add_entry(copy, key, entry)
+    return Injection(f"added {entry.path} (private to {doc.owner if kind == 'document' else 'its addressees'}) "
+                     f"to the frozen projection of {'/'.join(key)}", touches={"manifests"})
+
+
+def _full_task(task: Any) -> bool:
+    return task.out is not None and task.condition == "full"
+
+
+def renamed_verifier_file(p: Pristine, copy: ScratchCopy, rng: random.Random | None) -> Injection:
+    """A file of a staged verifier package renamed: the verifier inventory no longer matches."""
+    overlays = _require_overlays(p)
+    target = _pick(rng, sorted(o.id for o in overlays))
+    choice = rng.random() if rng is not None else 0.0
+
+    injection = Injection(f"renamed a verifier file of {target}[full]", touches={"staged-verifier"})
+
+    def tamper(task: Any) -> None:
+        if _full_task(task) and task.overlay.id == target:
+            files = sorted(x for x in task.verifier.rglob("*") if x.is_file() and x.name != MANIFEST_NAME)
+            victim = files[int(choice * len(files))]
+            renamed = rename(victim, victim.stem + "-renamed" + victim.suffix)
+            injection.notes.append(f"{victim.relative_to(task.out)} → {renamed.name}")
+
+    injection.tamper_staged = tamper
+    return injection
+
+
+def _require_overlays(p: Pristine) -> list[Any]:
+    try:
+        overlays = p.overlays()
+    except ImportError:
+        raise NotApplicable("task overlays are not installed") from None
+    if not overlays:
+        raise NotApplicable("the world has no task overlays")
+    return overlays
+
+
+def deleted_evidence_source(p: Pristine, copy: ScratchCopy, rng: random.Random | None) -> Injection:
+    """The world source of a criterion's evidence is deleted: no sufficient set is left for it."""
+    overlays = _require_overlays(p)
+    options = []
+    for overlay in overlays:
+        for criterion_id, sets in sorted(overlay.evidence.items()):
+            if sets:
+                options.append((overlay, criterion_id, sets))
+    if not options:
+        raise NotApplicable("no overlay maps evidence to a criterion")
+    overlay, criterion_id, sets = _pick(rng, options)
+    state = p.package.revision(str(overlay.rev))
+    # Remove, from every set, a member (one shared by all sets if there is one).
+    members = [{(m.surface, m.locator) for m in s} for s in sets]
+    shared = set.intersection(*members)
+    chosen = [sorted(shared)[0]] if shared else [sorted(m)[0] for m in members]
+    removals: dict[str, list[str]] = {}
+    updates: dict[str, list[dict[str, Any]]] = {}
+    for surface, locator in chosen:
+        collection, ids = _entities_of(state, surface, locator)
+        for entity in ids:
+            removals.setdefault(collection, []).append(entity)
+            for name, changes in detach(state, collection, entity).items():
+                updates.setdefault(name, []).extend(changes)
+    for name in updates:
+        dropped = set(removals.get(name, []))
+        updates[name] = [u for u in updates[name] if u["id"] not in dropped]
+    edit_changeset(copy.world, str(overlay.rev), update=updates, remove=removals)
+    what = ", ".join(f"{c}:{', '.join(ids)}" for c, ids in removals.items())
+    return Injection(f"deleted {what}, evidence of {overlay.id} {criterion_id}", touches={"world"})
+
+
+def _entities_of(state: Any, surface: str, locator: str) -> tuple[str, list[str]]:
+    if surface == "files":
+        ids = [d.id for d in state.documents.values() if document_path(state, d) == locator]
+        return "documents", ids
+    if surface == "records":
+        return "records", [locator] if locator in state.records else []
+    if surface == "mail":
+        return "messages", [locator] if locator in state.messages else []
+    channel, _, message = locator.partition("#")
+    if message:
+        return "messages", [message]
+    return "messages", sorted(m.id for m in state.messages.values() if m.kind == "chat" and m.channel == channel)
+
+
+def verifier_file_on_candidate_side(p: Pristine, copy: ScratchCopy, rng: random.Random | None) -> Injection:
+    """A verifier file copied into the candidate's workspace."""
+    overlays = _require_overlays(p)
+    target = _pick(rng, sorted(o.id for o in overlays))
+    choice = rng.random() if rng is not None else 0.0
+
+    injection = Injection(f"copied a verifier file of {target}[full] into candidate/workspace/",
+                          touches={"staged-candidate"})
+
+    def tamper(task: Any) -> None:
+        if _full_task(task) and task.overlay.id == target:
+            files = sorted(x for x in task.verifier.rglob("*") if x.is_file() and x.name != MANIFEST_NAME)
+            source = files[int(choice * len(files))]
+            copy_into(source, task.candidate / "workspace" / f"notes{source.suffix}")
+            injection.notes.append(f"{source.relative_to(task.out)} → candidate/workspace/notes{source.suffix}")
+
+    injection.tamper_staged = tamper
+    return injection
+
+
+def future_file_on_early_date(p: Pristine, copy: ScratchCopy, rng: random.Random | None) -> Injection:
+    """An item dated after the projection date appears in the frozen projection of that date."""
+    options = []
+    for key in p.keys:
+        rev, date, seat = key
+        state = p.package.revision(rev)
+        day = dt.date.fromisoformat(date)
+        have = {e.path for e in p.frozen[key].files}
+        options += [(key, "document", d.id) for d in state.documents.values()
+                    if d.visible_from > day and not d.verifier_only and document_path(state, d) not in have]
+        options += [(key, "record", r.id) for r in state.records.values()
+                    if min(e.date for e in r.events) > day and not r.verifier_only and record_path(state, r) not in have]
+        options += [(key, "message", m.id) for m in state.messages.values()
+                    if m.kind == "mail" and m.date > day and message_path(m) not in have]
+    if not options:
+        raise NotApplicable("nothing in the world is dated after a frozen projection date")
+    key, kind, item_id = _pick(rng, options)
+    state = p.package.revision(key[0])
+    day = dt.date.fromisoformat(key[1])
+    if kind == "document":
+        item = state.documents[item_id]
+        entry = entry_for(document_path(state, item), item_bytes(state, item, day), "files", item_id)
+    elif kind == "record":
+        rec = state.records[item_id]
+        entry = entry_for(record_path(state, rec), item_bytes(state, rec, day), "records", item_id)
+    else:
+        msg = state.messages[item_id]
+        entry = entry_for(message_path(msg), item_bytes(state, msg, day), "mail", item_id)
+    add_entry(copy, key, entry)
+    return Injection(f"added future {kind} {item_id} ({entry.path}) to {'/'.join(key)}", touches={"manifests"})
+
+
+def role_inaccessible_file(p: Pristine, copy: ScratchCopy, rng: random.Random | None) -> Injection:
+    """A document the seat's roles cannot reach (not private, not future) in its frozen projection."""
+    options = []
+    for key in p.keys:
+        rev, date, seat = key
+        state = p.package.revision(rev)
+        policy = Policy(state)
+        person = state.seats[seat].person
+        day = dt.date.fromisoformat(date)
+        for doc in state.documents.values():
+            system = state.systems.get(doc.system)
+            if (doc.visible_from <= day and (doc.visible_until is None or day < doc.visible_until)
+                    and not doc.verifier_only and not (system and system.kind == SystemKind.personal)
+                    and policy.document(person, doc) is None):
+                rank = 0 if doc.classification.value in ("confidential", "restricted") else 1
+                options.append((rank, key, doc.id))
+    if not options:
+        raise NotApplicable("every seat can read every non-private document")
+    best = min(o[0] for o in options)
+    _, key, doc_id = _pick(rng, sorted(o for o in options if o[0] == best))
+    state = p.package.revision(key[0])
+    doc = state.documents[doc_id]
+    entry = entry_for(document_path(state, doc), item_bytes(state, doc, dt.date.fromisoformat(key[1])), "files", doc_id)
+    add_entry(copy, key, entry)
+    return Injection(f"added {entry.path} ({doc.classification.value}) to {'/'.join(key)}", touches={"manifests"})
+
+
+def revision_mismatch(p: Pristine, copy: ScratchCopy, rng: random.Random | None) -> Injection:
+    """A frozen projection filed under one revision was built from another."""
+    key = _pick(rng, _latest_keys(p))
+    rev = key[0]
+    parent = p.package.revision_spec(rev).parent
+    other = parent or next((r for r in p.package.revision_names if r != rev), None)
+
+    def change(manifest: Manifest) -> Manifest:
+        if other is None:
+            inputs = manifest.inputs.model_copy(update={"revision_digest": "0" * 64})
+        else:
+            inputs = manifest.inputs.model_copy(update={"rev": other, "revision_digest": p.package.revision(other).digest})
+        return manifest.model_copy(update={"inputs": inputs})
+
+    rewrite_frozen(copy, key, change)
+    return Injection(f"re-pinned {'/'.join(key)} to revision {other or '(unknown digest)'}", touches={"manifests"})
+
+
+def tampered_projection_digest(p: Pristine, copy: ScratchCopy, rng: random.Random | None) -> Injection:
+    """A frozen projection's fingerprint edited without its entries."""
+    key = _pick(rng, p.keys)
+
+    def change(manifest: Manifest) -> Manifest:
+        flipped = manifest.fingerprint[:-1] + ("0" if manifest.fingerprint[-1] != "0" else "1")
+        return manifest.model_copy(update={"fingerprint": flipped})
+
+    rewrite_frozen(copy, key, change, consistent=False)
+    return Injection(f"edited the fingerprint of {'/'.join(key)}", touches={"manifests"})
+
+
+def tool_surface_divergence(p: Pristine, copy: ScratchCopy, rng: random.Random | None) -> Injection:
+    """The seat's server is started over a projection that lacks one file (a partial staging)."""
+    from worldkit.verify.checks.tools import default_server_factory
+
+    build = default_server_factory()
+    choice = rng.random() if rng is not None else 0.0
+    dropped: list[str] = []
+
+    def factory(projection: Path, config: Any) -> Any:
+        from worldkit.verify.scratch import copy_tree
+
+        partial = copy_tree(projection, fresh_dir(projection.parent.parent, "partial-") / "projection")
+        manifest = read_manifest(partial)
+        files = [e for e in manifest.files if e.path.startswith("files/")]
+        if files:
+            victim = files[int(choice * len(files))]
+            (partial / victim.path).unlink()
+            kept = [e for e in manifest.files if e.path != victim.path]
+            manifest = manifest.model_copy(update={"files": kept})
+            manifest = manifest.model_copy(update={"fingerprint": manifest.expected_fingerprint()})
+            from worldkit.materialize.manifest import write_manifest
+
+            write_manifest(partial, manifest)
+            dropped.append(victim.path)
+        return build(partial, config)
+
+    return Injection("served each seat from a staging that lacks one file", server_factory=factory, touches={"server"})
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    expected_check: str
+    inject: Callable[[Pristine, ScratchCopy, random.Random | None], Injection]
+
+
+CASES: tuple[Case, ...] = (
+    Case("changed-generated-file", "projection-rebuild", changed_generated_file),
+    Case("unauthorized-private-file", "access-audit", unauthorized_private_file),
+    Case("renamed-verifier-file", "package-integrity", renamed_verifier_file),
+    Case("deleted-evidence-source", "evidence-sufficiency", deleted_evidence_source),
+    Case("verifier-file-on-candidate-side", "separation", verifier_file_on_candidate_side),
+    Case("future-file-on-early-date", "access-audit", future_file_on_early_date),
+    Case("role-inaccessible-file", "access-audit", role_inaccessible_file),
+    Case("revision-mismatch", "revision-pins", revision_mismatch),
+    Case("tampered-projection-digest", "manifest-integrity", tampered_projection_digest),
+    Case("tool-surface-divergence", "tool-surface", tool_surface_divergence),
+)
+
+
+# -- running -----------------------------------------------------------------------------------
+
+
+def failing_checks(copy: ScratchCopy, work: Path, injection: Injection | None = None,
+                   only: list[str] | None = None, stop_on_fail: bool = False) -> tuple[list[str], list[str]]:
+    """(failed, errored) check ids of a verify run over a scratch copy (reproducibility checks excluded)."""
+    package = load_world(copy.world)
+    ctx = VerifyContext(
+        package=package, manifests=copy.manifests, work=work, overlays=copy.overlays, repeats=1,
+        server_factory=injection.server_factory if injection else None,
+        tamper_staged=injection.tamper_staged if injection else None,
+    )
+    results = run_checks(ctx, only=only, exclude_tags={REPEAT}, stop_on_fail=stop_on_fail)
+    return [r.id for r in results if r.status == "fail"], [f"{r.id}: {r.reason}" for r in results if r.status == "error"]
+
+
+@dataclass
+class SeededReport:
+    cases: list[dict[str, Any]] = field(default_factory=list)
+    baseline_failures: list[str] = field(default_factory=list)
+
+    @property
+    def attempted(self) -> int:
+        return sum(1 for c in self.cases if c.get("applicable", True))
+
+    @property
+    def detected(self) -> int:
+        return sum(1 for c in self.cases if c["detected"])
+
+    def as_json(self) -> dict[str, Any]:
+        return {"attempted": self.attempted, "detected": self.detected, "cases": self.cases,
+                "baseline_failures": self.baseline_failures}
+
+
+def prepare_copy(world: str | Path | WorldPackage, root: Path, manifests: Path | None, overlays: Path | None) -> ScratchCopy:
+    package = world if isinstance(world, WorldPackage) else load_world(world)
+    return ScratchCopy.make(
+        root, package.root, package.id, Path(manifests) if manifests else default_manifest_dir(package),
+        overlay_folder(package.id, overlays),
+    )
+
+
+def run_seeded(
+    world: str | Path | WorldPackage,
+    *,
+    manifests: Path | None = None,
+    overlays: Path | None = None,
+    cases: tuple[Case, ...] = CASES,
+    scratch: Path | None = None,
+) -> SeededReport:
+    """Inject each case into its own scratch copy and record which checks catch it."""
+    report = SeededReport()
+    with scratch_dir(scratch, prefix="worldkit-seeded-") as root:
+        base = prepare_copy(world, root / "base", manifests, overlays)
+        pristine = load_pristine(base)
+        failed, errored = failing_checks(base, fresh_dir(root, "baseline-"))
+        report.baseline_failures = failed + errored
+        for case in cases:
+            copy = base.clone(fresh_dir(root, f"case-{case.name}-"))
+            row: dict[str, Any] = {"name": case.name, "expected_check": case.expected_check}
+            try:
+                injection = case.inject(pristine, copy, None)
+            except NotApplicable as why:
+                report.cases.append({**row, "applicable": False, "reason": str(why), "detected_by": [], "detected": False})
+                continue
+            try:
+                failed_now, errors = failing_checks(copy, fresh_dir(root, f"run-{case.name}-"), injection)
+            except WorldkitError as error:  # the injected world no longer loads: blocked, but not by the check
+                failed_now, errors = [], [f"load: {error.message}"]
+            row.update(
+                injection=injection.description,
+                detected_by=failed_now,
+                detected=case.expected_check in failed_now and case.expected_check not in failed,
+            )
+            if errors:
+                row["errors"] = errors
+            report.cases.append(row)
+    return report

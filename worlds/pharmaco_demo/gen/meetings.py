@@ -1,0 +1,5 @@
+"""Placeholder."""
+
+
+def build(ctx, core):
+    return None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+import sys
 import tempfile
 from pathlib import Path
 
@@ -42,7 +44,7 @@ def serve_command(
     """
     import anyio
 
-    from worldkit.mcp.server import build_seat_server
+    from worldkit.mcp.server import WriteBehindLog, build_seat_server
     from worldkit.mcp.session import new_run_id, open_run, stage_seat
     from worldkit.mcp.stdio import run_stdio
 
@@ -55,8 +57,8 @@ def serve_command(
     try:
         with Store.open(store) as opened:
             run = run_id or new_run_id(staged.config.seat)
-            with open_run(opened, run, staged.config.seat) as log:
-                server = build_seat_server(staged.projection, staged.config, workspace=staged.workspace, event_log=log)
+            with open_run(opened, run, staged.config.seat) as log, WriteBehindLog(log) as sink:
+                server = build_seat_server(staged.projection, staged.config, workspace=staged.workspace, event_log=sink)
                 config = staged.config
                 tools = [tool.name for tool in anyio.run(server.list_tools)]
                 typer.echo(
@@ -64,6 +66,8 @@ def serve_command(
                     f"{len(tools)} tools ({', '.join(tools)}); run {run} in store {opened.url}",
                     err=True,
                 )
+                # A terminated server still stores the events it has queued (the `with` blocks close).
+                signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
                 if transport == "stdio":
                     run_stdio(server)
                 else:
@@ -104,8 +108,8 @@ def replay_command(
                     world=world, rev=rev, date=date, seat=seat, overlay=overlay, condition=condition,
                     out=Path(tmp) / "staged",
                 )
-                report = replay_run(opened, run_id, staged.root / "candidate" if overlay else staged.projection,
-                                    post_task_workspace=workspace)
+                pre = staged.root / "package" / "candidate" if overlay else staged.projection
+                report = replay_run(opened, run_id, pre, post_task_workspace=workspace)
     if as_json:
         echo_json({**report.model_dump(mode="json"), "message": report.message})
     if not report.ok:

@@ -51,7 +51,8 @@ class ReplayReport(BaseModel):
     def message(self) -> str:
         if self.ok:
             return (
-                f"run {self.run_id}: {self.state_changes} state changes of {self.events} events replayed; "
+                f"run {self.run_id}: {self.state_changes} state change{'' if self.state_changes == 1 else 's'} "
+                f"of {self.events} events replayed; "
                 f"post-task state digest {self.replayed_digest} reproduced"
             )
         return f"run {self.run_id}: replay failed: {self.problem}"

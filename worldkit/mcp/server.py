@@ -14,6 +14,8 @@ The seat is bound here, once, from the projection; no tool takes a seat, user or
 from __future__ import annotations
 
 import json
+import queue
+import threading
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from pathlib import Path
@@ -27,6 +29,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
 from worldkit.canon import sha256_json
+from worldkit.errors import StoreError
 from worldkit.mcp.seat import (
     REFUSALS,
     FileList,
@@ -45,7 +48,7 @@ from worldkit.mcp.state import SeatState
 from worldkit.overlay.toolconfig import ToolConfig
 from worldkit.tools.specs import TOOLS, ToolSpec
 
-__all__ = ["EventSink", "build_seat_server", "served_tools"]
+__all__ = ["EventSink", "WriteBehindLog", "build_seat_server", "served_tools"]
 
 INSTRUCTIONS = (
     "You are working as employee seat {seat} ({person}) on {date}. These tools reach the company "
@@ -183,15 +186,94 @@ class _LogCalls:
             texts = [c.get("text", "") for c in dumped.get("content", []) if isinstance(c, dict)]
             detail = {"reason": " ".join(texts)[:500]}
         body = dumped.get("structuredContent", dumped.get("content")) if isinstance(dumped, dict) else dumped
+        state_change = note.get("state_change") if outcome == "ok" else None
         self.sink.append(
             tool,
             arguments,
             outcome,
             None if body is None else sha256_json(_loggable(body)),
             _loggable(detail) if detail is not None else None,
-            state_change=note.get("state_change") if outcome == "ok" else None,
+            state_change=state_change,
         )
+        if state_change is not None and isinstance(self.sink, WriteBehindLog):
+            self.sink.flush()  # a change is never reported to the agent before it is logged
         return result
+
+
+class WriteBehindLog:
+    """An `EventSink` that stores events on a background thread, in call order, in batches.
+
+    A read's response then does not wait for the database; `flush()` waits until everything
+    queued is stored, and the server flushes before answering any call that changed state, so
+    no change reaches the agent unlogged. `close()` stores whatever is queued. If storing fails,
+    every later `append` and `flush` raises the failure (the server fails closed). What a hard
+    kill can lose is the last few milliseconds of read-only calls.
+    """
+
+    def __init__(self, log: Any, *, batch: int = 500) -> None:
+        self.log = log
+        self._batch = batch
+        self._queue: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self._failure: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="worldkit-event-log", daemon=True)
+        self._thread.start()
+
+    def append(
+        self,
+        tool: str,
+        arguments: Mapping[str, Any],
+        outcome: str,
+        result_digest: str | None,
+        detail: Mapping[str, Any] | None = None,
+        state_change: Mapping[str, Any] | None = None,
+    ) -> None:
+        self._check()
+        self._queue.put(
+            {"tool": tool, "arguments": arguments, "outcome": outcome, "result_digest": result_digest,
+             "detail": detail, "state_change": state_change}
+        )
+
+    def flush(self) -> None:
+        """Wait until every queued event is stored."""
+        self._queue.join()
+        self._check()
+
+    def close(self) -> None:
+        if self._thread.is_alive():
+            self._queue.put(None)
+            self._thread.join()
+        self._check()
+
+    def __enter__(self) -> WriteBehindLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _check(self) -> None:
+        if self._failure is not None:
+            raise StoreError(f"the event log stopped storing events ({self._failure}); the server refuses further calls")
+
+    def _run(self) -> None:
+        while True:
+            first = self._queue.get()
+            items = [first]
+            while len(items) < self._batch:
+                try:
+                    items.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            events = [item for item in items if item is not None]
+            try:
+                if events and self._failure is None:
+                    self.log.append_many(events)
+            except BaseException as error:  # noqa: BLE001 - kept and raised on the serving side
+                self._failure = error
+            finally:
+                for _ in items:
+                    self._queue.task_done()
+            if None in items:
+                return
 
 
 def _loggable(value: Any) -> Any:

@@ -11,7 +11,6 @@ This module must never serve anything itself and never reuse a run that already 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import shutil
 import tempfile
 import uuid
@@ -57,7 +56,8 @@ def stage_seat(
     """Materialize (or reuse) the directory a seat's server serves.
 
     - `projection`: serve an existing projection (any of world/rev/date/seat given must match it);
-    - `overlay`: apply the task overlay (under `condition`) and serve its candidate package;
+    - `overlay`: apply the task overlay (under `condition`) into `package/` and serve its candidate
+      package, with a copy of its workspace in `workspace/` (the package stays the pre-task state);
     - otherwise materialize (world, rev, date, seat).
     Without `out`, a temporary directory is used and removed by `StagedSeat.close`.
     """
@@ -92,21 +92,20 @@ def stage_seat(
 
 
 def _stage_overlay(overlay: str, condition: str | None, root: Path) -> StagedSeat:
-    try:
-        from worldkit.overlay import apply_overlay  # type: ignore[attr-defined]
-    except ImportError:
-        raise UsageError(
-            "--overlay needs worldkit.overlay.apply_overlay, which this build does not have yet; "
-            "serve the projection without --overlay"
-        ) from None
-    apply_overlay(overlay, root, condition or "full")
-    candidate = root / "candidate"
+    from worldkit.overlay import apply_overlay
+
+    package = apply_overlay(overlay, root / "package", condition or "full")
+    candidate = package.candidate
     config_file = candidate / "tool-config.json"
     if not config_file.is_file():
         raise InvalidOverlay("the candidate package has no tool-config.json; re-apply the overlay", file=candidate)
-    config = ToolConfig.model_validate(json.loads(config_file.read_text(encoding="utf-8")))
-    workspace = candidate / "workspace"
-    workspace.mkdir(exist_ok=True)
+    config = ToolConfig.model_validate_json(config_file.read_bytes())
+    # The server works on a copy: the staged package stays the pre-task state that replay starts from.
+    workspace = root / "workspace"
+    if (candidate / "workspace").is_dir():
+        shutil.copytree(candidate / "workspace", workspace)
+    else:
+        workspace.mkdir()
     return StagedSeat(projection=candidate / "projection", config=config, workspace=workspace, root=root)
 
 

@@ -12,7 +12,15 @@ from worldkit.overlay.apply import (
     apply_overlay,
     diff_candidate,
 )
-from worldkit.overlay.author import FreezeResult, OverlayLock, PinResult, freeze_overlay, new_overlay, pin_overlay, read_lock
+from worldkit.overlay.author import (
+    FreezeResult,
+    OverlayLock,
+    PinResult,
+    freeze_overlay,
+    new_overlay,
+    pin_overlay,
+    read_lock,
+)
 from worldkit.overlay.changes import Change, ChangeSpec, ProhibitedChange, observed_changes
 from worldkit.overlay.checks import CHECKS, BaseCheck, Check, register_check
 from worldkit.overlay.context import CheckResult, GradingContext

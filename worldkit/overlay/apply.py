@@ -200,7 +200,8 @@ def write_curated(full: Path, target: Path, overlay: Overlay, name: str) -> Mani
         entry = source.entries.get(item.path)
         if entry is None:
             raise InvalidOverlay(
-                f"curated packet {name!r} lists {item.path}, which is not in the projection; run `worldkit overlay check`",
+                f"curated packet {name!r} lists {item.path}, which is not in the projection; "
+                "run `worldkit overlay check`",
                 entity=overlay.id,
                 field=f"curated.{name}[{index}]",
             )
@@ -277,9 +278,9 @@ def _write_verifier(
                                        "criteria": [c.model_dump(mode="json") for c in overlay.rubric]}))
     _write(root / "evidence.json", dump(_evidence_json(overlay, full, candidate)))
     _write(root / "task.json", dump(task))
-    _write(root / "truth.json", dump({"schema_version": 1, "overlay": overlay.id, **overlay.truth.model_dump(mode="json")}))
-    _write(root / "reference" / "solution.json",
-           dump({"schema_version": 1, "overlay": overlay.id, **overlay.reference.model_dump(mode="json")}))
+    head = {"schema_version": 1, "overlay": overlay.id}
+    _write(root / "truth.json", dump({**head, **overlay.truth.model_dump(mode="json")}))
+    _write(root / "reference" / "solution.json", dump({**head, **overlay.reference.model_dump(mode="json")}))
     for name, data in sorted(references.items()):
         _write(confined(root / "reference" / "files", name), data)
 

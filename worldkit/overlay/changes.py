@@ -77,7 +77,9 @@ def _matches(value: Any, pattern: Pattern, case_sensitive: bool) -> bool:
     for item in values:
         text = "" if item is None else str(item)
         for glob in patterns:
-            if fnmatch.fnmatchcase(text, glob) if case_sensitive else fnmatch.fnmatchcase(text.casefold(), glob.casefold()):
+            if case_sensitive and fnmatch.fnmatchcase(text, glob):
+                return True
+            if not case_sensitive and fnmatch.fnmatchcase(text.casefold(), glob.casefold()):
                 return True
     return False
 
@@ -123,25 +125,22 @@ def baseline_records(projection: Path) -> dict[str, dict[str, Any]]:
 
 
 def _changes_from_state(ctx: GradingContext) -> list[Change]:
+    def change(tool: str, **arguments: Any) -> Change:
+        return Change(tool, arguments, "ok", "final state")
+
     found: list[Change] = []
     if ctx.workspace.is_dir():
         for path in sorted(p for p in ctx.workspace.rglob("*") if p.is_file()):
             content = path.read_bytes().decode("utf-8", errors="replace")
-            found.append(Change("write_file", {"path": path.relative_to(ctx.workspace).as_posix(), "content": content}, "ok", "final state"))
+            found.append(change("write_file", path=path.relative_to(ctx.workspace).as_posix(), content=content))
     before = baseline_records(ctx.projection)
     for record_id in sorted(ctx.records):
-        after = ctx.records[record_id]
-        old = before.get(record_id, {})
-        old_history = old.get("history", [])
-        for entry in after.get("history", [])[len(old_history):]:
-            kind = entry.get("kind")
-            if kind in ("comment", "attach"):
+        after, old = ctx.records[record_id], before.get(record_id, {})
+        for entry in after.get("history", [])[len(old.get("history", [])) :]:
+            if entry.get("kind") in ("comment", "attach"):
                 text = entry.get("note", entry.get("text", ""))
-                found.append(Change("update_record", {"id": record_id, "action": kind, "text": text}, "ok", "final state"))
+                found.append(change("update_record", id=record_id, action=entry["kind"], text=text))
         if after.get("status") != old.get("status"):
-            found.append(
-                Change("update_record", {"id": record_id, "action": "status", "text": after.get("status")}, "ok", "final state")
-            )
-    for message in ctx.sent:
-        found.append(Change("send_message", dict(message), "ok", "final state"))
+            found.append(change("update_record", id=record_id, action="status", text=after.get("status")))
+    found += [change("send_message", **message) for message in ctx.sent]
     return found

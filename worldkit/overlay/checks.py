@@ -329,13 +329,13 @@ class CsvFieldEquals(_PathCheck):
         absent = sorted({self.column, *self.where} - header)
         if absent:
             return CheckResult(False, f"workspace/{self.path} has no column {', '.join(absent)}")
-        chosen = [
-            row
-            for row in rows
-            if all(_fold((row.get(k) or "").strip(), self.case) == _fold(v.strip(), self.case) for k, v in self.where.items())
-        ]
+        def selected(row: dict[str, str | None]) -> bool:
+            return all(_fold((row.get(k) or "").strip(), self.case) == _fold(v.strip(), self.case) for k, v in self.where.items())
+
+        chosen = [row for row in rows if selected(row)]
         if len(chosen) != 1:
-            return CheckResult(False, f"{len(chosen)} rows of workspace/{self.path} match {self.where}; expected exactly 1")
+            found = f"{len(chosen)} rows of workspace/{self.path} match {self.where}"
+            return CheckResult(False, f"{found}; expected exactly 1")
         actual = (chosen[0].get(self.column) or "").strip()
         if isinstance(self.value, (int, float)):
             try:

@@ -51,6 +51,7 @@ Surface = Literal["files", "records", "communication"]
 EvidenceSurface = Literal["files", "records", "mail", "chat"]
 """Where an evidence item lives in the projection."""
 
+
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
@@ -70,8 +71,8 @@ class EvidenceItem(_Frozen):
     """Optional frozen content anchor: text that occurs in the item's bytes and that a read or
     search must return for the access to count (checked by `overlay check`)."""
     fields: list[str] = Field(default_factory=list)
-    """records only: fields of the record (`fields.<name>` or top-level keys such as `status`)
-    that a `get_record` must return for the access to count."""
+    """records only: names in the record's `fields` (e.g. `assay_pct`) or top-level keys (e.g.
+    `status`) that a `get_record` must return for the access to count."""
 
     @model_validator(mode="after")
     def _fields_only_for_records(self) -> EvidenceItem:
@@ -105,7 +106,8 @@ class Deliverable(_Frozen):
     """What constitutes the submission: a file in the workspace and/or a state change."""
 
     path: str | None = None
-    """Path of the deliverable file, relative to the candidate's `workspace/`."""
+    """Path of the deliverable file, relative to the candidate's `workspace/` (`overlay check`
+    reports a path outside it, or one no permitted change lets the seat write)."""
     state_change: ChangeSpec | None = None
     """A state change that is (part of) the submission, e.g. a mail sent or a record comment."""
     description: str = ""

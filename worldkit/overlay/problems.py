@@ -180,10 +180,7 @@ def _evidence(model: Overlay, view: ProjectionView) -> list[Problem]:
             for m_index, item in enumerate(members):
                 locator = f"evidence.{criterion_id}[{s_index}][{m_index}]"
                 _, found = view.resolve(item)
-                for message in found:
-                    code = ("evidence-anchor-missing" if message.startswith("anchor")
-                            else "evidence-field-missing" if message.startswith("record") and " has no field " in message
-                            else "evidence-missing")  # fmt: skip
+                for code, message in found:
                     fix = {
                         "evidence-missing": "point the locator at an item the seat can see on that date "
                         "(see `worldkit materialize … --json` / the projection's manifest.json)",

@@ -115,19 +115,23 @@ class ProjectionView:
             return "\n".join(json_strings(chosen))
         return readable_text(path, self.read(path))
 
-    def resolve(self, item: EvidenceItem) -> tuple[ResolvedItem | None, list[str]]:
-        """The located item and the problems with it (missing, anchor absent, fields absent)."""
+    def resolve(self, item: EvidenceItem) -> tuple[ResolvedItem | None, list[tuple[str, str]]]:
+        """The located item and its problems as (code, message): `evidence-missing`,
+        `evidence-anchor-missing`, `evidence-field-missing`."""
         path, message = self.path_of(item)
         if path is None:
-            return None, [_missing(item)]
+            return None, [("evidence-missing", _missing(item))]
         problems = []
         if item.anchor is not None and item.anchor not in self.item_text(path, message):
-            problems.append(f"anchor {item.anchor!r} does not occur in {path}" + (f"#{message}" if message else ""))
+            where = path + (f"#{message}" if message else "")
+            problems.append(("evidence-anchor-missing", f"anchor {item.anchor!r} does not occur in {where}"))
         if item.fields:
             record = json.loads(self.read(path))
             absent = [f for f in item.fields if f not in record.get("fields", {}) and f not in record]
             if absent:
-                problems.append(f"record {item.locator} has no field {', '.join(absent)} in {path}")
+                problems.append(
+                    ("evidence-field-missing", f"record {item.locator} has no field {', '.join(absent)} in {path}")
+                )
         return ResolvedItem(item, path, self.entries[path].sha256, message), problems
 
 

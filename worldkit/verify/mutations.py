@@ -378,12 +378,13 @@ def _one(number: int, names: list[str], rng: random.Random, pristine: Pristine, 
     if "server" in injection.touches:
         reasons.append("tool surface changed")
     detected_by = failed[0] if failed else ("invalid-world" if blocked else ("check-error" if errors else ""))
+    scrub = lambda text: text.replace(str(copy.root), "<copy>").replace(str(case_root), "<scratch>")  # noqa: E731
     return {
         "n": number,
         "kind": kind,
-        "mutation": f"{kind}: {description}",
+        "mutation": scrub(f"{kind}: {description}"),
         "projection_changing": bool(reasons),
-        "changed": reasons[:5],
+        "changed": [scrub(r) for r in reasons[:5]],
         "detected": bool(failed or blocked or errors),
         "detected_by": detected_by,
     }

@@ -19,6 +19,7 @@ from worldkit.materialize.manifest import MANIFEST_NAME, Manifest, read_manifest
 from worldkit.verify.result import CheckResult, Item, result
 
 CHECK_ID = "staged-workspace"
+PACKAGE_NAME = "package.json"
 PURPOSE = "The staged folder holds exactly the files and bytes its manifest lists."
 FIX = (
     "Do not run on this folder: re-stage it (`worldkit overlay apply … --force` or `worldkit materialize … --force`) "
@@ -35,6 +36,8 @@ def verify_workspace(directory: str | Path) -> CheckResult:
     if not root.is_dir():
         items.append(Item(kind="missing", path=str(root), detail="no such folder"))
         return result(CHECK_ID, PURPOSE, items, fix=FIX)
+    if not manifest_file.exists() and (root / PACKAGE_NAME).is_file():
+        return _applied_package(root)
     try:
         body = json.loads(manifest_file.read_bytes())
     except FileNotFoundError:
@@ -113,3 +116,25 @@ def _nested_projection(projection: Path, body: dict[str, Any]) -> list[Item]:
             items.append(Item(kind="tampered-manifest", path=f"projection/{entry.path}", expected=entry.sha256,
                               actual=str(other), detail="projection/manifest.json and manifest.json disagree"))
     return items
+
+
+def _applied_package(root: Path) -> CheckResult:
+    """An applied overlay (`package.json`, `candidate/`, `verifier/`): both sides, and their digests."""
+    items: list[Item] = []
+    try:
+        summary = json.loads((root / PACKAGE_NAME).read_bytes())
+    except (ValueError, UnicodeDecodeError) as error:
+        return result(CHECK_ID, PURPOSE, [Item(kind="tampered-manifest", path=PACKAGE_NAME, detail=str(error))], fix=FIX)
+    files = 0
+    for side in ("candidate", "verifier"):
+        outcome = verify_workspace(root / side)
+        files += int(outcome.counts.get("files", 0))
+        items += [i.model_copy(update={"path": f"{side}/{i.path}"}) for i in outcome.items]
+        try:
+            digest = json.loads((root / side / MANIFEST_NAME).read_bytes()).get(f"{side}_sha256")
+        except (OSError, ValueError):
+            continue
+        if digest != summary.get(f"{side}_sha256"):
+            items.append(Item(kind="tampered-manifest", path=f"{side}/{MANIFEST_NAME}", expected=summary.get(f"{side}_sha256"),
+                              actual=digest, detail=f"the {side} package is not the one package.json names"))
+    return result(CHECK_ID, PURPOSE, items, fix=FIX, counts={"manifest": "package", "files": files})

@@ -156,3 +156,38 @@ async def test_every_call_is_logged_with_the_digest_of_what_was_returned(s1: Run
     assert events[2].result_digest == sha256_json([c.model_dump(mode="json", exclude_none=True) for c in refused.content])
     assert "'..' segments are not allowed" in events[2].detail["reason"]
     assert unknown.is_error and "Unknown tool" in events[3].detail["reason"]
+
+
+async def test_write_behind_log_keeps_order_flushes_changes_and_fails_closed(tmp_path: Path) -> None:
+    from worldkit.errors import StoreError
+    from worldkit.mcp.server import WriteBehindLog, build_seat_server
+    from tests.unit.mcp.seat_support import permissive
+
+    projection = project(tmp_path, "S1")
+    run = Run(projection)
+    sink = WriteBehindLog(run.log)
+    server = build_seat_server(projection, permissive(projection), event_log=sink)
+    from mcp import Client
+
+    async with Client(server) as client:
+        for _ in range(50):
+            await client.call_tool("list_files", {"limit": 1})
+        await client.call_tool("update_record", {"id": "CC-1", "action": "comment", "text": "ok"})
+        # The mutation's response came after every earlier event and the mutation itself were stored.
+        assert [e.tool for e in run.events()] == ["list_files"] * 50 + ["update_record"]
+        await client.call_tool("read_file", {"path": "Shared/SOPs/SOP-001.md"})
+    sink.close()
+    events = run.events()
+    assert [e.seq for e in events] == list(range(1, 53)) and events[-1].tool == "read_file"
+
+    class Broken:
+        def append_many(self, entries: object) -> None:
+            raise OSError("disk full")
+
+    failing = WriteBehindLog(Broken())
+    failing.append("list_files", {}, "ok", None)
+    with pytest.raises(StoreError, match="disk full"):
+        failing.flush()
+    with pytest.raises(StoreError, match="refuses further calls"):
+        failing.append("list_files", {}, "ok", None)
+    run.close()

@@ -151,3 +151,16 @@ def test_every_field_of_every_overlay_model_has_a_docstring() -> None:
 def test_models_are_frozen_and_forbid_unknown_fields() -> None:
     for model in _models():
         assert model.model_config.get("frozen") and model.model_config.get("extra") == "forbid", model.__name__
+
+
+def test_repository_overlays_are_valid_and_share_their_seat_projection() -> None:
+    repo = Path(__file__).resolve().parents[3] / "overlays"
+    found = sorted(repo.glob("*/*.yaml")) + sorted(repo.glob("*/*/overlay.yaml"))
+    assert found, "no overlays in the repository"
+    loaded = [load_overlay(path) for path in found]
+    by_inputs: dict[tuple, set[str]] = {}
+    for overlay in loaded:
+        by_inputs.setdefault((overlay.world, overlay.rev, overlay.date, overlay.seat), set()).add(overlay.pinned_fingerprint)
+    assert all(len(pins) == 1 for pins in by_inputs.values()), by_inputs
+    demo = find_overlays("pharmaco_demo")
+    assert {load_overlay(p).id for p in demo} >= {"sc06-status", "sc06-excursion"}

@@ -9,6 +9,7 @@ import pytest
 
 from worldkit.store import Store
 
+
 @pytest.fixture
 def store(store_url: str) -> Iterator[Store]:
     with Store.open(store_url) as opened:

@@ -236,7 +236,7 @@ class EvidenceSufficiency(BaseCheck):
                     ok = True
                     for member in members:
                         found, trouble = view.resolve(member)
-                        problems += trouble
+                        problems += [t[-1] if isinstance(t, tuple) else str(t) for t in trouble]
                         if found is None or trouble:
                             ok = False
                         else:

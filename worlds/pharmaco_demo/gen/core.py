@@ -133,7 +133,8 @@ class Context:
         self.messages: list[dict[str, Any]] = []
         self._paths: set[str] = set()
         self._banks: dict[str, Any] = {}
-        self._seq: dict[tuple[str, int], int] = defaultdict(int)
+        self._tokens = 0
+        self._pending: list[tuple[str, int, int, dt.date, int, str]] = []
         self.shared: dict[str, Any] = {}
         """Facts one part hands to a later one (SOP index, batches, change controls…)."""
         self._load_hand_data()
@@ -202,13 +203,32 @@ class Context:
 
     # -- ids -------------------------------------------------------------------------------------
 
-    def next_id(self, prefix: str, year: int, width: int = 4) -> str:
-        """The next free `PREFIX-YEAR-NNNN`, skipping numbers the hand-written data uses."""
-        while True:
-            self._seq[(prefix, year)] += 1
-            candidate = f"{prefix}-{year}-{self._seq[(prefix, year)]:0{width}d}"
-            if candidate not in self.hand_ids:
-                return candidate
+    def next_id(self, prefix: str, year: int, width: int = 4, day: dt.date | None = None) -> str:
+        """A placeholder for the next `PREFIX-YEAR-NNNN`; `result()` numbers them in date order.
+
+        Numbers used by the hand-written data are skipped, so a generated record never takes a
+        number a story relies on, and sequence numbers rise with dates as in a real system.
+        """
+        self._tokens += 1
+        token = f"{prefix}-{year}-T{self._tokens:05d}"
+        self._pending.append((prefix, year, width, day or D(year, 1, 1), self._tokens, token))
+        return token
+
+    def _numbering(self) -> dict[str, str]:
+        groups: dict[tuple[str, int], list[tuple]] = defaultdict(list)
+        for item in self._pending:
+            groups[(item[0], item[1])].append(item)
+        mapping: dict[str, str] = {}
+        for (prefix, year), items in sorted(groups.items()):
+            n = 0
+            for _, _, width, _, _, token in sorted(items, key=lambda i: (i[3], i[4])):
+                while True:
+                    n += 1
+                    candidate = f"{prefix}-{year}-{n:0{width}d}"
+                    if candidate not in self.hand_ids:
+                        break
+                mapping[token] = candidate
+        return mapping
 
     # -- adders ----------------------------------------------------------------------------------
 
@@ -283,7 +303,19 @@ class Context:
         return item
 
     def result(self) -> dict[str, list[dict[str, Any]]]:
-        return {"documents": self.documents, "records": self.records, "messages": self.messages}
+        mapping = self._numbering()
+        token = re.compile(r"\b[A-Z]+-20\d\d-T\d{5}\b")
+
+        def sub(value: Any) -> Any:
+            if isinstance(value, str):
+                return token.sub(lambda m: mapping[m.group(0)], value) if "-T" in value else value
+            if isinstance(value, dict):
+                return {k: sub(v) for k, v in value.items()}
+            if isinstance(value, list):
+                return [sub(v) for v in value]
+            return value
+
+        return {"documents": sub(self.documents), "records": sub(self.records), "messages": sub(self.messages)}
 
 
 def pick(rng: random.Random, seq: Any) -> Any:
@@ -300,3 +332,85 @@ def fill(template: str, **slots: Any) -> str:
         return template.format(**slots)
     except KeyError as missing:
         raise KeyError(f"phrase {template!r} needs slot {missing}") from None
+
+
+# -- deviations and CAPAs (shared by the batch and quality parts) -------------------------------
+
+ORIGINATORS = {
+    "QC-MICRO": ("pkaur", "jmurray", "dsilva"), "MFG-FILL": ("ajohnson", "lmartin", "nkowalczyk", "hwright"),
+    "MFG-FORM": ("mhughes", "ipopescu", "kobrien", "sahmed"), "MFG": ("abaker", "lmartin", "mhughes"),
+    "QC-STAB": ("jkim", "aholm"), "QC-CHEM": ("efischer", "rsingh", "mlopez"), "QC": ("tnguyen", "mlopez", "efischer"),
+    "SC": ("bnovak", "jmoore", "creyes"), "ENG": ("tmensah", "rbarnes", "gduarte"), "QA-COMP": ("jpatel", "rokonkwo"),
+}
+OWNERS = {
+    "QC-MICRO": "azimmermann", "MFG-FILL": "lmartin", "MFG-FORM": "mhughes", "MFG": "rcallahan", "QC-STAB": "aholm",
+    "QC-CHEM": "mlopez", "QC": "gokafor", "SC": "bnovak", "ENG": "tmensah", "QA-COMP": "jpatel",
+}
+
+
+def raise_deviation(ctx: Context, rng: random.Random, pattern: dict[str, Any], day: dt.date, slots: dict[str, Any],
+                    batch: str | None = None, product: str | None = None, force_major: bool | None = None) -> dict[str, Any]:
+    """One deviation record (and its CAPA when major) following the pattern; returns a summary."""
+    dev_id = ctx.next_id("DEV", day.year, day=day)
+    variant = rng.randrange(len(pattern["descriptions"]))
+    title = fill(pattern["titles"][variant % len(pattern["titles"])], **slots)
+    description = fill(pattern["descriptions"][variant], **slots)
+    root = fill(pattern["root_causes"][variant % len(pattern["root_causes"])], **slots)
+    impact = fill(pattern["impact"], **slots)
+    major = force_major if force_major is not None else rng.random() < pattern["major"]
+    dept = pattern["dept"]
+    originator = pick(rng, ORIGINATORS[dept])
+    owner = OWNERS[dept]
+    qa = pick(rng, ("gmorris", "gmorris", "pdoyle", "lchen"))
+    events: list[dict[str, Any]] = [{
+        "date": day, "kind": "created", "by": originator, "status": "open",
+        "fields": {"description": description, "area": pattern["area"], "occurred": day.isoformat(),
+                   "batch": batch, "product": product, "immediate_action": pattern.get("immediate", "Area supervisor and QA informed the same day; affected material, if any, placed on hold.")},
+    }]
+    triage = add_workdays(day, rng.randint(1, 2))
+    events.append({"date": triage, "kind": "update", "by": qa, "status": "under investigation",
+                   "fields": {"classification": "major" if major else "minor", "investigation_owner": owner,
+                              "due_date": add_workdays(day, 30 if major else 20).isoformat()}})
+    rc_day = add_workdays(triage, rng.randint(5, 22 if major else 14))
+    capa_id = None
+    if rc_day <= WORLD_END:
+        events.append({"date": rc_day, "kind": "update", "by": owner,
+                       "fields": {"root_cause": root, "product_impact": impact}})
+    if major and rc_day <= WORLD_END:
+        capa_id = ctx.next_id("CAPA", rc_day.year, day=rc_day)
+        _capa(ctx, rng, capa_id, dev_id, rc_day, owner, [fill(a, **slots) for a in pattern["actions"]], dept, title)
+    pend = add_workdays(rc_day, rng.randint(1, 4))
+    close = add_workdays(pend, rng.randint(1, 7))
+    if pend <= WORLD_END:
+        events.append({"date": pend, "kind": "status", "by": owner, "status": "pending QA approval"})
+    if close <= WORLD_END:
+        events.append({"date": close, "kind": "approval", "by": qa, "status": "closed",
+                       "fields": {"capa": capa_id or "not required",
+                                  "closure_summary": f"Root cause identified; {'CAPA ' + capa_id + ' raised' if capa_id else 'no CAPA required (isolated event)'}."}})
+    links = [capa_id] if capa_id else []
+    ctx.record(id=dev_id, system="qms", type="deviation", title=title, events=events, department=dept, owner=owner,
+               links=links)
+    summary = {"id": dev_id, "title": title, "date": day, "major": major, "dept": dept, "batch": batch,
+               "capa": capa_id, "closed": close if close <= WORLD_END else None, "root_cause": root, "pattern": pattern["key"]}
+    ctx.shared.setdefault("deviations", []).append(summary)
+    return summary
+
+
+def _capa(ctx: Context, rng: random.Random, capa_id: str, source: str, day: dt.date, owner: str, actions: list[str],
+          dept: str, title: str) -> None:
+    events: list[dict[str, Any]] = [{"date": day, "kind": "created", "by": owner, "status": "open",
+                                     "fields": {"source": source, "problem": title, "actions": actions,
+                                                "due_date": add_workdays(day, 60).isoformat()}}]
+    steps = [(rng.randint(2, 6), "approval", "in implementation", "gmorris", "Action plan approved."),
+             (rng.randint(15, 45), "status", "implemented", owner, "All actions completed; evidence attached."),
+             (rng.randint(30, 70), "status", "effectiveness check", "gmorris", "Effectiveness check started."),
+             (rng.randint(5, 20), "approval", "closed", "gmorris", "Effective: no recurrence in the monitoring period.")]
+    cur = day
+    for delay, kind, status, by, note in steps:
+        cur = add_workdays(cur, delay)
+        if cur > WORLD_END:
+            break
+        events.append({"date": cur, "kind": kind, "by": by, "status": status, "note": note})
+    ctx.record(id=capa_id, system="qms", type="capa", title=f"CAPA for {source}: {title}", events=events,
+               department=dept, owner=owner, links=[source])
+    ctx.shared.setdefault("capas", []).append({"id": capa_id, "source": source, "date": day, "title": title})

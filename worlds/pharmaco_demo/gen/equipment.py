@@ -75,7 +75,7 @@ def build(ctx: Any, core: Any) -> None:
             done = core.workday(due - dt.timedelta(days=rng.randint(0, 9)))
             if done <= start:
                 continue
-            cert = ctx.next_id("CAL", done.year)
+            cert = ctx.next_id("CAL", done.year, day=done)
             vendor = eq["type"] in ("hplc", "chamber", "photo", "lo", "toc") and rng.random() < 0.6
             if done >= CERTIFICATES_FROM:
                 _certificate(ctx, core, rng, cal, eq, kind, done, cert, vendor)
@@ -91,7 +91,7 @@ def build(ctx: Any, core: Any) -> None:
             end = core.add_workdays(begin, 3 if eq["type"] in ("chamber", "coldroom") else 1)
             if end <= start:
                 continue
-            report = ctx.next_id("RQ", end.year, 3)
+            report = ctx.next_id("RQ", end.year, 3, day=end)
             _requal_report(ctx, core, rng, cal, eq, kind, begin, end, report)
             events.append({"date": end, "kind": "update", "by": "pvolkov",
                            "fields": {"last_requalification": end.isoformat(),

@@ -102,7 +102,7 @@ def _revision_trail(ctx: Any, core: Any, rng: Any, topic: dict[str, Any], versio
     summary = topic.get("history", {}).get(version, "Periodic review; editorial changes.")
     created = core.add_workdays(effective, -rng.randint(28, 45))
     approved = core.add_workdays(effective, -rng.randint(6, 12))
-    cc_id = topic.get("cc") or ctx.next_id("CC", created.year)
+    cc_id = topic.get("cc") or ctx.next_id("CC", created.year, day=created)
     events = [
         {"date": created, "kind": "created", "by": author, "status": "open",
          "fields": {"change_type": "document", "description": f"Revise {number} ({title}) to version {version}: {summary}",

@@ -13,7 +13,8 @@ Prints JSON lines:
 Targets (DESIGN §9): stdio latency no worse than the reference server on the same reads; search
 over 10,000 records ≤ 50 ms; replay of 100,000 events ≤ 10 s.
 
-    python bench/mcp.py [--calls 500] [--search-files 10000] [--replay-events 100000] [--no-reference]
+    python bench/mcp.py [--calls 500] [--repeats 3] [--search-files 10000] [--replay-events 100000]
+                        [--no-reference] [--projection DIR]
 """
 
 from __future__ import annotations
@@ -98,35 +99,54 @@ def files_of(projection: Path) -> list[str]:
     return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
 
 
-def bench_stdio(projection: Path, tmp: Path, n: int, reference: bool) -> None:
+def bench_stdio(projection: Path, tmp: Path, n: int, reference: bool, repeats: int) -> None:
+    """Alternate worldkit and reference sessions `repeats` times; report medians over the repeats."""
     files = files_of(projection)
-    reads = [("read_file", {"path": files[i % len(files)]}) for i in range(n)]
-    searches = [("search_files", {"query": QUERIES[i % len(QUERIES)]}) for i in range(n)]
-    ranked = [("search_files", {"query": QUERIES[i % len(QUERIES)], "mode": "ranked"}) for i in range(n)]
+    root = (projection / "files").resolve()
+    ours = {
+        "read": [("read_file", {"path": files[i % len(files)]}) for i in range(n)],
+        "search_literal": [("search_files", {"query": QUERIES[i % len(QUERIES)]}) for i in range(n)],
+        "search_ranked": [("search_files", {"query": QUERIES[i % len(QUERIES)], "mode": "ranked"}) for i in range(n)],
+    }
+    theirs = {
+        "read": [("read_text_file", {"path": str(root / files[i % len(files)])}) for i in range(n)],
+        "search_name_glob": [("search_files", {"path": str(root), "pattern": f"**/*{QUERIES[i % 3]}*"}) for i in range(n)],
+    }
 
-    async def ours(client: Client) -> tuple[list[float], list[float], list[float]]:
-        return await timed_calls(client, reads), await timed_calls(client, searches), await timed_calls(client, ranked)
+    def measure(calls: dict[str, list[tuple[str, dict[str, Any]]]]) -> Callable[[Client], Awaitable[dict[str, Any]]]:
+        async def work(client: Client) -> dict[str, Any]:
+            return {name: summary(await timed_calls(client, batch)) for name, batch in calls.items()}
 
-    wk_read, wk_search, wk_ranked = anyio.run(session, worldkit_params(projection, tmp / "bench.db", "bench-stdio"), ours)
-    ref_read = ref_search = None
-    if reference:
-        root = (projection / "files").resolve()
-        ref_reads = [("read_text_file", {"path": str(root / files[i % len(files)])}) for i in range(n)]
-        ref_searches = [("search_files", {"path": str(root), "pattern": f"**/*{QUERIES[i % 3]}*"}) for i in range(n)]
+        return work
 
-        async def theirs(client: Client) -> tuple[list[float], list[float]]:
-            return await timed_calls(client, ref_reads), await timed_calls(client, ref_searches)
+    node = StdioServerParameters(command=shutil.which("node") or "node", args=[str(REFERENCE), str(root)])
+    wk_runs, ref_runs = [], []
+    for k in range(repeats):
+        wk_runs.append(anyio.run(session, worldkit_params(projection, tmp / "bench.db", f"bench-stdio-{k}"), measure(ours)))
+        if reference:
+            ref_runs.append(anyio.run(session, node, measure(theirs)))
 
-        params = StdioServerParameters(command=shutil.which("node") or "node", args=[str(REFERENCE), str(root)])
-        ref_read, ref_search = anyio.run(session, params, theirs)
-    row: dict[str, Any] = {"figure": "stdio_read", "files": len(files), "worldkit": summary(wk_read)}
-    if ref_read is not None:
-        row["reference_filesystem"] = summary(ref_read)
-        row["ratio_median_worldkit_to_reference"] = round(row["worldkit"]["median_ms"] / row["reference_filesystem"]["median_ms"], 3)
+    def merged(runs: list[dict[str, Any]], name: str) -> dict[str, Any]:
+        return {
+            "median_ms": round(statistics.median(r[name]["median_ms"] for r in runs), 3),
+            "p99_ms": round(statistics.median(r[name]["p99_ms"] for r in runs), 3),
+            "calls": sum(r[name]["calls"] for r in runs),
+            "repeats": len(runs),
+        }
+
+    row: dict[str, Any] = {"figure": "stdio_read", "files": len(files), "worldkit": merged(wk_runs, "read")}
+    if ref_runs:
+        row["reference_filesystem"] = merged(ref_runs, "read")
+        for stat in ("median_ms", "p99_ms"):
+            row[f"ratio_{stat[:-3]}_worldkit_to_reference"] = round(row["worldkit"][stat] / row["reference_filesystem"][stat], 3)
     emit(row)
-    row = {"figure": "stdio_search", "worldkit_literal": summary(wk_search), "worldkit_ranked": summary(wk_ranked)}
-    if ref_search is not None:
-        row["reference_filesystem_name_glob"] = summary(ref_search)
+    row = {
+        "figure": "stdio_search",
+        "worldkit_literal": merged(wk_runs, "search_literal"),
+        "worldkit_ranked": merged(wk_runs, "search_ranked"),
+    }
+    if ref_runs:
+        row["reference_filesystem_name_glob"] = merged(ref_runs, "search_name_glob")
     emit(row)
 
 
@@ -220,6 +240,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=500, help="timed calls per figure")
     parser.add_argument("--search-files", type=int, default=10_000, help="files in the synthetic search world")
     parser.add_argument("--replay-events", type=int, default=100_000, help="events in the replayed run")
+    parser.add_argument("--repeats", type=int, default=3, help="alternating sessions per server")
     parser.add_argument("--no-reference", action="store_true", help="skip the reference filesystem server")
     parser.add_argument("--projection", type=Path, help="use this demo projection instead of materializing one")
     args = parser.parse_args()
@@ -229,7 +250,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="worldkit-bench-mcp-") as scratch:
         tmp = Path(scratch)
         projection = args.projection or materialize(*DEMO[:3], DEMO[3], tmp / "demo").out
-        bench_stdio(projection, tmp, args.calls, reference)
+        bench_stdio(projection, tmp, args.calls, reference, args.repeats)
         bench_search(tmp, args.search_files, args.calls)
         bench_replay(projection, tmp, args.replay_events)
 

@@ -11,7 +11,11 @@
     ├── ManifestMismatch              files on disk differ from a frozen manifest (exit 1)
     └── CheckFailed                   a verification check failed (exit 1)
 
-Messages say what failed, where (file, entity id, field) and how to fix it.
+Subsystems subclass these next to the code that raises them: `overlay.errors` (OverlayProblems,
+StaleFingerprint), `mcp.seat.CallRefused`, `infoorg.organizer.OrganizerRefused`,
+`infoorg.tree.InvalidHierarchy`, `infoorg.sources.records` (InvalidSource, NotEnoughTasks),
+`run.results.InvalidResults`. Messages say what failed, where (file, entity id, field) and how
+to fix it.
 """
 
 from __future__ import annotations

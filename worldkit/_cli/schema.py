@@ -2,29 +2,20 @@
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 import typer
 
 from worldkit.canon import pretty_json
+from worldkit.overlay.schemas import schemas as overlay_schemas
 from worldkit.world.schemas import world_schemas
-
-# Other packages contribute schemas by exposing a `schemas()` function in these modules.
-_CONTRIBUTORS = ("worldkit.overlay.schemas",)
 
 
 def schema_command(
     out: Path = typer.Option(Path("schemas"), "--out", help="Folder to write *.schema.json into."),
 ) -> None:
     """Write JSON Schemas for world and overlay files (for editor support)."""
-    schemas = world_schemas()
-    for module_name in _CONTRIBUTORS:
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError:
-            continue
-        schemas.update(module.schemas())
+    schemas = {**world_schemas(), **overlay_schemas()}
     out.mkdir(parents=True, exist_ok=True)
     for name, schema in sorted(schemas.items()):
         (out / name).write_text(pretty_json(schema), encoding="utf-8")

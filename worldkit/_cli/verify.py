@@ -6,13 +6,17 @@ Exit codes: 0 every check passed; 1 a check failed (or an injected fault went un
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import typer
 
 from worldkit._cli.output import echo_json
 from worldkit.canon import pretty_json
-from worldkit.errors import UsageError
+from worldkit.errors import UsageError, WorldkitError
+
+T = TypeVar("T")
 
 
 def verify_command(
@@ -46,15 +50,17 @@ def verify_command(
             raise UsageError(f"unknown check {', '.join(unknown)}; valid checks: {', '.join(check_ids())}")
     report = VerifyReport(world=None)
     if world is not None:
-        report = verify_world(world, manifests=manifests, overlays=overlays, only=selected)
+        report = _guarded(lambda: verify_world(world, manifests=manifests, overlays=overlays, only=selected))
         if seeded:
             from worldkit.verify.seeded import run_seeded
 
-            report.seeded = run_seeded(world, manifests=manifests, overlays=overlays).as_json()
+            report.seeded = _guarded(lambda: run_seeded(world, manifests=manifests, overlays=overlays)).as_json()
         if mutations:
             from worldkit.verify.mutations import run_mutations
 
-            report.mutations = run_mutations(world, mutations, seed, manifests=manifests, overlays=overlays).as_json()
+            report.mutations = _guarded(
+                lambda: run_mutations(world, mutations, seed, manifests=manifests, overlays=overlays)
+            ).as_json()
     if workspace is not None:
         report.checks.append(verify_workspace(workspace))
     if summary is not None:
@@ -65,6 +71,19 @@ def verify_command(
     else:
         typer.echo(render_text(report), nl=False)
     return int(report.exit_code)
+
+
+def _guarded(call: Callable[[], T]) -> T:
+    """Run a library call; a crash that is not a WorldkitError means verify could not run (exit 4, not 1)."""
+    try:
+        return call()
+    except WorldkitError:
+        raise
+    except Exception as error:  # noqa: BLE001 - e.g. a world generator that raises
+        raise WorldkitError(
+            f"verify could not run: {type(error).__name__}: {error}. Nothing was proven; fix the cause "
+            "(use --debug for the traceback) and run verify again"
+        ) from error
 
 
 def freeze_command(

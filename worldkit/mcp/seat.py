@@ -19,11 +19,25 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from worldkit.errors import InvalidWorld, PathRefused, UsageError
 from worldkit.materialize.manifest import read_manifest
 from worldkit.mcp.confine import check_id, check_path, open_confined
+from worldkit.mcp.results import (
+    FileEntry,
+    FileList,
+    FileText,
+    MessageList,
+    MessageSummary,
+    MessageView,
+    RecordList,
+    RecordSummary,
+    RecordView,
+    SearchMatch,
+    SearchResult,
+    SendResult,
+    UpdateResult,
+    WriteResult,
+)
 from worldkit.mcp.search import SearchIndex
 from worldkit.mcp.state import (
     DiskWorkspace,
@@ -62,172 +76,6 @@ MAX_TEXT_CHARS = 100_000
 
 class CallRefused(UsageError):
     """A tool call the seat or the task does not permit; the message says what and why. Nothing changed."""
-
-
-class _Out(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
-
-
-class FileEntry(_Out):
-    path: str
-    """Path relative to the projection's `files/` (workspace files as `workspace/…`)."""
-    size: int
-    """Size in bytes."""
-    sha256: str
-    """SHA-256 of the bytes."""
-
-
-class FileList(_Out):
-    entries: list[FileEntry]
-    """One page of files, sorted by path."""
-    next_offset: int | None
-    """Offset of the next page, or null after the last."""
-    total: int
-    """Number of files in all pages."""
-
-
-class FileText(_Out):
-    path: str
-    """The file."""
-    offset: int
-    """First character returned."""
-    text: str
-    """The characters [offset, offset + length)."""
-    next_offset: int | None
-    """Where to continue reading, or null at the end of the file."""
-    total_chars: int
-    """Length of the whole file in characters."""
-    sha256: str
-    """SHA-256 of the whole file's bytes."""
-
-
-class SearchMatch(_Out):
-    path: str
-    """File containing the match."""
-    line: int | None
-    """Line number of a literal match (1-based); null for ranked matches."""
-    snippet: str
-    """Text around the match (ranked: matched words in **bold**)."""
-    score: float | None
-    """Relevance for ranked search (higher is better); null for literal."""
-
-
-class SearchResult(_Out):
-    query: str
-    """The query as given."""
-    mode: str
-    """`literal` or `ranked`."""
-    matches: list[SearchMatch]
-    """Matches (literal: by path and line; ranked: best first)."""
-    truncated: bool
-    """True if there were more matches than `limit`."""
-
-
-class WriteResult(_Out):
-    path: str
-    """The file as list_files shows it (`workspace/…`)."""
-    size: int
-    """Bytes written."""
-    sha256: str
-    """SHA-256 of the bytes written."""
-
-
-class RecordSummary(_Out):
-    id: str
-    """Record id."""
-    system: str
-    """Records system."""
-    type: str
-    """Record type."""
-    title: str
-    """Title."""
-    status: str | None
-    """Current status (including changes made in this run)."""
-    updated: str
-    """Date of the last change before the projection date."""
-
-
-class RecordList(_Out):
-    records: list[RecordSummary]
-    """One page of matching records, by id."""
-    next_offset: int | None
-    """Offset of the next page, or null after the last."""
-    total: int
-    """Number of matching records."""
-
-
-class RecordView(_Out):
-    id: str
-    """Record id."""
-    status: str | None
-    """Current status (including changes made in this run)."""
-    record: dict[str, Any]
-    """The record as of the projection date: fields, history, links to records you can see."""
-    relations: list[str]
-    """Records you can see that link to or from this one."""
-    changes: list[dict[str, Any]]
-    """Comments, status changes and attachments made in this run, in order."""
-
-
-class UpdateResult(_Out):
-    id: str
-    """Record id."""
-    action: str
-    """What was done."""
-    status: str | None
-    """The record's status afterwards."""
-    changes: list[dict[str, Any]]
-    """All changes made to the record in this run, in order."""
-
-
-class MessageSummary(_Out):
-    id: str
-    """Message id."""
-    kind: str
-    """`mail` or `chat`."""
-    date: str
-    """Date sent."""
-    time: str | None
-    """Time sent."""
-    sender: str
-    """Who sent it."""
-    subject: str | None
-    """Mail subject (null for chat)."""
-    channel: str | None
-    """Chat channel (null for mail)."""
-    thread: str | None
-    """Thread id."""
-    sent_by_you: bool
-    """True for mail sent in this run."""
-
-
-class MessageList(_Out):
-    messages: list[MessageSummary]
-    """One page of messages, oldest first."""
-    next_offset: int | None
-    """Offset of the next page, or null after the last."""
-    total: int
-    """Number of matching messages."""
-
-
-class MessageView(MessageSummary):
-    to: list[str]
-    """Recipients (mail)."""
-    cc: list[str]
-    """Copied recipients (mail)."""
-    reply_to: str | None
-    """Message this replies to (mail sent in this run)."""
-    body: str
-    """Body text."""
-
-
-class SendResult(_Out):
-    id: str
-    """Id of the sent mail."""
-    to: list[str]
-    """Recipients."""
-    subject: str
-    """Subject."""
 
 
 def default_tool_config(projection: Path) -> ToolConfig:
@@ -342,12 +190,15 @@ class SeatView:
                     self.relations[source].add(target)
                     self.relations[target].add(source)
         workspace_files = self._workspace_texts()
-        if workspace_files and any(p.startswith(WORKSPACE_PREFIX) for p in self.files):
+        if self.state.workspace is not None and any(p.startswith(WORKSPACE_PREFIX) for p in self.files):
             raise UsageError(
                 f"the projection has a drive mounted as 'workspace', which would hide the task workspace; "
                 f"serve it without a workspace ({self.root})"
             )
         self.index = SearchIndex({**texts, **workspace_files})
+        self._projection_entries = sorted(
+            (FileEntry(path=p, size=size, sha256=sha) for p, (size, sha) in self.files.items()), key=lambda e: e.path
+        )
 
     def _workspace_texts(self) -> dict[str, str]:
         workspace = self.state.workspace
@@ -362,12 +213,13 @@ class SeatView:
     # -- files -----------------------------------------------------------------------------
 
     def _all_files(self) -> list[FileEntry]:
-        entries = [FileEntry(path=p, size=s, sha256=h) for p, (s, h) in self.files.items()]
         workspace = self.state.workspace
-        if workspace is not None:
-            for rel, digest in self.state.workspace_files().items():
-                if digest != "symlink":
-                    entries.append(FileEntry(path=WORKSPACE_PREFIX + rel, size=len(workspace.read(rel)), sha256=digest))
+        if workspace is None:
+            return self._projection_entries
+        entries = list(self._projection_entries)
+        for rel, digest in self.state.workspace_files().items():
+            if digest != "symlink":
+                entries.append(FileEntry(path=WORKSPACE_PREFIX + rel, size=len(workspace.read(rel)), sha256=digest))
         entries.sort(key=lambda e: e.path)
         return entries
 
@@ -429,7 +281,8 @@ class SeatView:
             allowed = sorted({g for p in self.config.permitted if isinstance(p, WriteFiles) for g in p.paths})
             why = f"the task permits writing only {', '.join(allowed)} in the workspace" if allowed else "the task permits no file writes"
             raise CallRefused(f"writing {path!r} is not allowed: {why}")
-        data = content.encode("utf-8", errors="strict")
+        _require_text(f"writing {path!r}", content)
+        data = content.encode("utf-8")
         if len(data) > MAX_WRITE_BYTES:
             raise CallRefused(f"writing {path!r} is not allowed: {len(data)} bytes is more than the {MAX_WRITE_BYTES} allowed")
         change = WriteFileChange(path=rel, content=content, sha256=hashlib.sha256(data).hexdigest())
@@ -518,6 +371,7 @@ class SeatView:
             raise CallRefused(f"{what} {id} needs `text`: {need[action]}")
         if len(text) > MAX_TEXT_CHARS:
             raise CallRefused(f"{what} {id} is not allowed: text longer than {MAX_TEXT_CHARS} characters")
+        _require_text(f"{what} {id}", text)
         if not self.config.may_update(id, action, text if action == "status" else None):
             raise CallRefused(f"{what} {id} is not allowed: {self._update_permission(id, action)}")
         sha = None
@@ -606,6 +460,7 @@ class SeatView:
             self.read_message(reply_to)
         if len(body) > MAX_TEXT_CHARS or len(subject) > 1000:
             raise CallRefused(f"sending is not allowed: the body may have at most {MAX_TEXT_CHARS} characters, the subject 1000")
+        _require_text("sending", subject, body)
         with self.state.lock:
             change = self._apply(
                 SendMessageChange(
@@ -614,6 +469,15 @@ class SeatView:
                 )
             )
         return SendResult(id=change.id, to=change.to, subject=subject), change
+
+
+def _require_text(what: str, *texts: str) -> None:
+    """Refuse strings that are not valid Unicode text (unpaired surrogates): they cannot be stored."""
+    for text in texts:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise CallRefused(f"{what} is not allowed: the text has an unpaired surrogate, so it is not valid text") from None
 
 
 def _as_text(value: Any) -> str:

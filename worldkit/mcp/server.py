@@ -13,8 +13,9 @@ The seat is bound here, once, from the projection; no tool takes a seat, user or
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
-import queue
 import threading
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
@@ -30,8 +31,7 @@ from pydantic import BaseModel
 
 from worldkit.canon import sha256_json
 from worldkit.errors import StoreError
-from worldkit.mcp.seat import (
-    REFUSALS,
+from worldkit.mcp.results import (
     FileList,
     FileText,
     MessageList,
@@ -39,11 +39,11 @@ from worldkit.mcp.seat import (
     RecordList,
     RecordView,
     SearchResult,
-    SeatView,
     SendResult,
     UpdateResult,
     WriteResult,
 )
+from worldkit.mcp.seat import REFUSALS, SeatView
 from worldkit.mcp.state import SeatState
 from worldkit.overlay.toolconfig import ToolConfig
 from worldkit.tools.specs import TOOLS, ToolSpec
@@ -169,6 +169,8 @@ class _LogCalls:
         arguments = _loggable(params.get("arguments") or {})
         if not isinstance(arguments, dict):
             arguments = {"_not_an_object": arguments}
+        if isinstance(self.sink, WriteBehindLog):
+            self.sink.check()  # fail closed before the tool runs, not after it changed something
         note: dict[str, Any] = {}
         token = _NOTE.set(note)
         try:
@@ -191,7 +193,7 @@ class _LogCalls:
             tool,
             arguments,
             outcome,
-            None if body is None else sha256_json(_loggable(body)),
+            None if body is None else _digest(body),
             _loggable(detail) if detail is not None else None,
             state_change=state_change,
         )
@@ -201,22 +203,25 @@ class _LogCalls:
 
 
 class WriteBehindLog:
-    """An `EventSink` that stores events on a background thread, in call order, in batches.
+    """An `EventSink` that stores events in batches (group commit), in call order.
 
-    A read's response then does not wait for the database; `flush()` waits until everything
-    queued is stored, and the server flushes before answering any call that changed state, so
-    no change reaches the agent unlogged. `close()` stores whatever is queued. If storing fails,
-    every later `append` and `flush` raises the failure (the server fails closed). What a hard
-    kill can lose is the last few milliseconds of read-only calls.
+    Inside an event loop, an appended event waits up to `linger` seconds for others and they are
+    stored in one transaction, on the loop, so a read's response does not wait for the database.
+    `flush()` stores everything pending now; the server flushes before answering any call that
+    changed state, so no change reaches the agent unlogged; `close()` flushes. Outside an event
+    loop every event is stored at once. If storing fails, every later `append` and `flush`
+    raises the failure (the server fails closed). A hard kill can lose the last `linger`
+    seconds of read-only calls.
     """
 
-    def __init__(self, log: Any, *, batch: int = 500) -> None:
+    def __init__(self, log: Any, *, linger: float = 0.005, batch: int = 500) -> None:
         self.log = log
+        self._linger = linger
         self._batch = batch
-        self._queue: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self._pending: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._timer: asyncio.TimerHandle | None = None
         self._failure: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name="worldkit-event-log", daemon=True)
-        self._thread.start()
 
     def append(
         self,
@@ -227,22 +232,38 @@ class WriteBehindLog:
         detail: Mapping[str, Any] | None = None,
         state_change: Mapping[str, Any] | None = None,
     ) -> None:
-        self._check()
-        self._queue.put(
-            {"tool": tool, "arguments": arguments, "outcome": outcome, "result_digest": result_digest,
-             "detail": detail, "state_change": state_change}
-        )
+        self.check()
+        with self._lock:
+            self._pending.append(
+                {"tool": tool, "arguments": arguments, "outcome": outcome, "result_digest": result_digest,
+                 "detail": detail, "state_change": state_change}
+            )
+            full = len(self._pending) >= self._batch
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if full or loop is None:
+            self.flush()
+        elif self._timer is None:
+            self._timer = loop.call_later(self._linger, self._on_timer)
 
     def flush(self) -> None:
-        """Wait until every queued event is stored."""
-        self._queue.join()
-        self._check()
+        """Store every pending event now."""
+        with self._lock:
+            events, self._pending = self._pending, []
+            if events and self._failure is None:
+                try:
+                    self.log.append_many(events)
+                except BaseException as error:  # noqa: BLE001 - kept, and raised on every later call
+                    self._failure = error
+        self.check()
 
     def close(self) -> None:
-        if self._thread.is_alive():
-            self._queue.put(None)
-            self._thread.join()
-        self._check()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self.flush()
 
     def __enter__(self) -> WriteBehindLog:
         return self
@@ -250,30 +271,22 @@ class WriteBehindLog:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _check(self) -> None:
+    def _on_timer(self) -> None:
+        self._timer = None
+        with contextlib.suppress(StoreError):  # recorded; the next call fails closed
+            self.flush()
+
+    def check(self) -> None:
+        """Raise `StoreError` if storing has failed (then no further call may run)."""
         if self._failure is not None:
             raise StoreError(f"the event log stopped storing events ({self._failure}); the server refuses further calls")
 
-    def _run(self) -> None:
-        while True:
-            first = self._queue.get()
-            items = [first]
-            while len(items) < self._batch:
-                try:
-                    items.append(self._queue.get_nowait())
-                except queue.Empty:
-                    break
-            events = [item for item in items if item is not None]
-            try:
-                if events and self._failure is None:
-                    self.log.append_many(events)
-            except BaseException as error:  # noqa: BLE001 - kept and raised on the serving side
-                self._failure = error
-            finally:
-                for _ in items:
-                    self._queue.task_done()
-            if None in items:
-                return
+
+def _digest(body: Any) -> str:
+    try:
+        return sha256_json(body)
+    except UnicodeEncodeError:  # an unpaired surrogate echoed back from the caller's input
+        return sha256_json(_loggable(body))
 
 
 def _loggable(value: Any) -> Any:

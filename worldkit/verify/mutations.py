@@ -16,6 +16,7 @@ verify fail (a world that no longer loads counts as detected: verify refuses to 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import random
 import shutil
 from collections import Counter
@@ -26,11 +27,13 @@ from typing import Any
 
 from worldkit.canon import sha256_bytes
 from worldkit.errors import WorldkitError
+from worldkit.verify.checks import check_ids
 from worldkit.materialize.project import plan_projection
-from worldkit.verify.frozen import PROJECTIONS_DIR
+from worldkit.verify.paths import SEAT_SPECIFIC
 from worldkit.verify.inject import Injection, NotApplicable, edit_changeset
 from worldkit.verify.scratch import ScratchCopy, fresh_dir, scratch_dir
-from worldkit.verify.seeded import CASES, Pristine, failing_checks, load_pristine, prepare_copy
+from worldkit.verify.checks import REPEAT, run_checks
+from worldkit.verify.seeded import CASES, Pristine, copy_context, failing_checks, load_pristine, prepare_copy
 from worldkit.world.load import WorldPackage, load_world
 from worldkit.world.models import Classification
 
@@ -264,16 +267,28 @@ def changed_views(pristine: Pristine, copy: ScratchCopy) -> list[str]:
         package = load_world(copy.world)
     except WorldkitError as error:
         return [f"world no longer loads: {error.message}"]
+    except Exception as error:  # noqa: BLE001 - a mutated generator may fail in any way
+        return [f"world no longer loads: {type(error).__name__}: {error}"]
     changed: list[str] = []
+    shared: dict[tuple[str, str], dict[str, str]] = {}
     for key, frozen in sorted(pristine.frozen.items()):
         rev, date, seat = key
         label = "/".join(key)
+        # Shared files render from the seat-independent snapshot: digest each once per (rev, date).
+        cache = shared.setdefault((rev, date), {})
         try:
             state = package.revision(rev)
             projection = plan_projection(state, dt.date.fromisoformat(date), seat)
-            view = {f.path: sha256_bytes(f.produce()) for f in projection.files()}
+            view = {}
+            for planned in projection.files():
+                if planned.path in SEAT_SPECIFIC:
+                    view[planned.path] = sha256_bytes(planned.produce())
+                else:
+                    if planned.path not in cache:
+                        cache[planned.path] = sha256_bytes(planned.produce())
+                    view[planned.path] = cache[planned.path]
             bundle = projection.bundle()["sha256"]
-        except (WorldkitError, KeyError) as error:
+        except Exception as error:  # noqa: BLE001 - any failure to build is a changed view
             changed.append(f"{label}: cannot be built ({getattr(error, 'message', error)})")
             continue
         if view != {e.path: e.sha256 for e in frozen.files} or bundle != frozen.tool_bundle_sha256:
@@ -335,14 +350,21 @@ def run_mutations(
     with scratch_dir(scratch, prefix="worldkit-mutations-") as root:
         base = prepare_copy(world, root / "base", manifests, overlays)
         pristine = load_pristine(base)
-        failed, errored = failing_checks(base, fresh_dir(root, "baseline-"))
+        baseline = copy_context(base, fresh_dir(root, "baseline-"))
+        results = run_checks(baseline, exclude_tags={REPEAT})
+        failed = [r.id for r in results if r.status == "fail"]
+        errored = [f"{r.id}: {r.reason}" for r in results if r.status == "error"]
         report.baseline_failures = failed + errored
+        reuse = _Reuse(tree_sha256(base.world), dict(baseline._builds))
+        # A check that already fails cannot show a mutation: leave it out, so that nothing is
+        # counted as detected merely because the untouched world fails too.
+        watched = [c for c in check_ids() if c not in set(failed) | {e.split(":")[0] for e in errored}]
         names = sorted(kinds or MUTATORS)
         if base.overlays is None:
             names = [n for n in names if n not in _NEEDS_OVERLAYS]
         for number in range(1, count + 1):
             case_root = fresh_dir(root, f"m{number:04d}-")
-            row = _one(number, names, rng, pristine, base, case_root)
+            row = _one(number, names, rng, pristine, base, case_root, watched, reuse)
             report.rows.append(row)
             shutil.rmtree(case_root, ignore_errors=True)
     return report
@@ -352,8 +374,23 @@ _NEEDS_OVERLAYS = {"staged-byte-flip", "seeded:renamed-verifier-file", "seeded:d
                    "seeded:verifier-file-on-candidate-side"}
 
 
+@dataclass(frozen=True)
+class _Reuse:
+    """Rebuilds of the untouched world, reused by mutations that leave the world's bytes alone."""
+
+    world_sha256: str
+    builds: dict[Any, Any]
+
+
+def tree_sha256(root: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def _one(number: int, names: list[str], rng: random.Random, pristine: Pristine, base: ScratchCopy,
-         case_root: Path) -> dict[str, Any]:
+         case_root: Path, watched: list[str], reuse: _Reuse) -> dict[str, Any]:
     for _attempt in range(20):
         kind = rng.choice(names)
         copy = base.clone(fresh_dir(case_root, "copy-"))
@@ -368,16 +405,18 @@ def _one(number: int, names: list[str], rng: random.Random, pristine: Pristine, 
     if "world" in injection.touches:
         reasons += changed_views(pristine, copy)
     try:
-        failed, errors = failing_checks(copy, fresh_dir(case_root, "run-"), injection, stop_on_fail=True)
+        builds = reuse.builds if tree_sha256(copy.world) == reuse.world_sha256 else None
+        failed, errors = failing_checks(copy, fresh_dir(case_root, "run-"), injection, only=watched,
+                                        stop_on_fail=True, builds=builds)
         blocked = None
-    except WorldkitError as error:
+    except Exception as error:  # noqa: BLE001 - verify refuses a world that does not load, whatever the cause
         failed, errors, blocked = [], [], f"world does not load ({type(error).__name__})"
     description = injection.description + (f": {'; '.join(injection.notes)}" if injection.notes else "")
     if "staged-candidate" in injection.touches and injection.notes:
         reasons.append("staged candidate package changed")
     if "server" in injection.touches:
         reasons.append("tool surface changed")
-    detected_by = failed[0] if failed else ("invalid-world" if blocked else ("check-error" if errors else ""))
+    detected_by = failed[0] if failed else ("world-does-not-load" if blocked else ("check-error" if errors else ""))
     scrub = lambda text: text.replace(str(copy.root), "<copy>").replace(str(case_root), "<scratch>")  # noqa: E731
     return {
         "n": number,

@@ -130,21 +130,23 @@ def unauthorized_private_file(p: Pristine, copy: ScratchCopy, rng: random.Random
         for msg in state.messages.values():
             if msg.kind == "mail" and msg.date <= day and not policy.message(person, msg) and message_path(msg) not in have:
                 options.append((key, "message", msg.id))
-    docs = [o for o in options if o[1] == "document"]
-    key, kind, item_id = _pick(rng, docs or options) if (docs or options) else (None, None, None)
-    if key is None:
+    if not options:
         raise NotApplicable("no private item of another person exists")
+    docs = [o for o in options if o[1] == "document"]
+    key, kind, item_id = _pick(rng, docs or options)  # a desk file if there is one, else private mail
     state = p.package.revision(key[0])
     day = dt.date.fromisoformat(key[1])
     if kind == "document":
         doc = state.documents[item_id]
         entry = entry_for(document_path(state, doc), item_bytes(state, doc, day), "files", doc.id)
+        owner = doc.owner
     else:
         msg = state.messages[item_id]
         entry = entry_for(message_path(msg), item_bytes(state, msg, day), "mail", msg.id)
+        owner = "its addressees"
     add_entry(copy, key, entry)
-    return Injection(f"added {entry.path} (private to {doc.owner if kind == 'document' else 'its addressees'}) "
-                     f"to the frozen projection of {'/'.join(key)}", touches={"manifests"})
+    return Injection(f"added {entry.path} (private to {owner}) to the frozen projection of {'/'.join(key)}",
+                     touches={"manifests"})
 
 
 def _full_task(task: Any) -> bool:
@@ -388,17 +390,33 @@ CASES: tuple[Case, ...] = (
 # -- running -----------------------------------------------------------------------------------
 
 
-def failing_checks(copy: ScratchCopy, work: Path, injection: Injection | None = None,
-                   only: list[str] | None = None, stop_on_fail: bool = False) -> tuple[list[str], list[str]]:
-    """(failed, errored) check ids of a verify run over a scratch copy (reproducibility checks excluded)."""
-    package = load_world(copy.world)
-    ctx = VerifyContext(
-        package=package, manifests=copy.manifests, work=work, overlays=copy.overlays, repeats=1,
+def failing_checks(
+    copy: ScratchCopy,
+    work: Path,
+    injection: Injection | None = None,
+    *,
+    only: list[str] | None = None,
+    stop_on_fail: bool = False,
+    builds: dict[Key, Any] | None = None,
+) -> tuple[list[str], list[str]]:
+    """(failed, errored) check ids of a verify run over a scratch copy (reproducibility checks excluded).
+
+    `only` restricts the run (the campaign leaves out checks that already fail on the untouched
+    copy); `builds` hands over rebuilds of a byte-identical world, so they are not redone.
+    """
+    ctx = copy_context(copy, work, injection)
+    ctx._builds.update(builds or {})
+    results = run_checks(ctx, only=only, exclude_tags={REPEAT}, stop_on_fail=stop_on_fail, cheapest_first=stop_on_fail)
+    return [r.id for r in results if r.status == "fail"], [f"{r.id}: {r.reason}" for r in results if r.status == "error"]
+
+
+def copy_context(copy: ScratchCopy, work: Path, injection: Injection | None = None) -> VerifyContext:
+    """A verify context over a scratch copy, with the injection's hooks."""
+    return VerifyContext(
+        package=load_world(copy.world), manifests=copy.manifests, work=work, overlays=copy.overlays, repeats=1,
         server_factory=injection.server_factory if injection else None,
         tamper_staged=injection.tamper_staged if injection else None,
     )
-    results = run_checks(ctx, only=only, exclude_tags={REPEAT}, stop_on_fail=stop_on_fail)
-    return [r.id for r in results if r.status == "fail"], [f"{r.id}: {r.reason}" for r in results if r.status == "error"]
 
 
 @dataclass

@@ -30,6 +30,7 @@ PARTS = (
     "suppliers",
     "meetings",
     "site",
+    "library",
     "departments",
     "people_files",
     "comms",

@@ -59,6 +59,9 @@ SEQUENCE = [
     ("send_message", {"to": ["P3"], "subject": "CC-1 closed", "body": "See the report.", "reply_to": "M1"}, True),
     ("send_message", {"to": ["P3", "P4"], "subject": "leak", "body": "x"}, False),
     ("write_file", {"path": "report.md", "content": "# Report v2\n"}, True),
+    ("write_file", {"path": "report.md", "content": "bad \ud800 text"}, False),
+    ("update_record", {"id": "CC-1", "action": "comment", "text": "bad \udfff"}, False),
+    ("send_message", {"to": ["P3"], "subject": "s", "body": "\ud800"}, False),
 ]
 
 

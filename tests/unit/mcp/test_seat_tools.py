@@ -185,9 +185,20 @@ async def test_write_behind_log_keeps_order_flushes_changes_and_fails_closed(tmp
             raise OSError("disk full")
 
     failing = WriteBehindLog(Broken())
-    failing.append("list_files", {}, "ok", None)
+    failing.append("list_files", {}, "ok", None)  # inside the event loop: stored within `linger`
     with pytest.raises(StoreError, match="disk full"):
         failing.flush()
     with pytest.raises(StoreError, match="refuses further calls"):
         failing.append("list_files", {}, "ok", None)
+    run.close()
+
+
+def test_write_behind_log_outside_an_event_loop_stores_at_once(tmp_path: Path) -> None:
+    from worldkit.mcp.server import WriteBehindLog
+
+    run = Run(project(tmp_path, "S1"))
+    sink = WriteBehindLog(run.log)
+    sink.append("list_files", {}, "ok", None)
+    assert [e.tool for e in run.events()] == ["list_files"]
+    sink.close()
     run.close()

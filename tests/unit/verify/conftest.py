@@ -39,7 +39,16 @@ def freeze_fixture(root: Path) -> Frozen:
     shutil.copytree(OVERLAY_FIXTURES / "good", root / "fixture" / "good")
     manifests = root / "manifests" / "mini"
     freeze_world(root / "fixture" / "world", [DATE], manifests=manifests)
+    freeze_overlays(root / "fixture" / "good", root / "manifests")
     return Frozen(root / "fixture" / "world", manifests, root / "fixture" / "good")
+
+
+def freeze_overlays(folder: Path, manifests: Path) -> None:
+    from worldkit.overlay.author import freeze_overlay
+    from worldkit.verify.tasks import overlay_files
+
+    for path in overlay_files(folder):
+        freeze_overlay(path, manifests)
 
 
 def tree_digest(*roots: Path) -> str:

@@ -20,7 +20,8 @@ from worldkit.verify.runner import open_context, verify_world
 from worldkit.verify.scratch import ScratchCopy
 from worldkit.world import load_world
 
-OVERLAY_CHECKS = {"task-pairs-identical", "staged-workspaces", "package-integrity", "separation", "evidence-sufficiency"}
+OVERLAY_CHECKS = {"task-pairs-identical", "staged-workspaces", "package-integrity", "overlay-locks", "separation",
+                  "evidence-sufficiency"}
 
 
 def run(frozen: Frozen, check_id: str, **options) -> CheckResult:
@@ -209,3 +210,30 @@ def test_staged_tamper_is_caught_by_package_and_separation(tasks_world: Frozen) 
     assert ("leak-bytes", "candidate/workspace/answer.json") in {(i.kind, i.path) for i in separation.items}
     assert {(i.path, i.where) for i in separation.items} == {("candidate/workspace/answer.json", "cc1-report[full]")}
     assert ("unexpected", "candidate/workspace/answer.json") in {(i.kind, i.path) for i in package.items}
+
+
+def _broken_builder(package, rev: str, date: str, seat: str, work: Path) -> Built:
+    raise RuntimeError("disk on fire")
+
+
+def test_a_crashing_check_is_an_error_not_a_failure(mini: Frozen) -> None:
+    from worldkit.verify.runner import VerifyReport
+
+    result = run(mini, "date-conformance", builder=_broken_builder)
+    assert result.status == "error" and result.reason.startswith("RuntimeError: disk on fire")
+    assert VerifyReport(world="mini", checks=[result]).exit_code == 4
+    failed = run(mini, "revision-digests").model_copy(update={"status": "fail"})
+    assert VerifyReport(world="mini", checks=[result, failed]).exit_code == 1
+
+
+def test_overlay_locks_catch_a_changed_package(tasks_world: Frozen) -> None:
+    def tamper(task) -> None:
+        if task.label == "cc1-triage[full]":
+            task.summary["verifier_sha256"] = "0" * 64
+
+    with open_context(tasks_world.world, manifests=tasks_world.manifests, overlays=tasks_world.overlays,
+                      tamper_staged=tamper) as ctx:
+        result = run_one(REGISTRY["overlay-locks"](), ctx)
+    [item] = result.items
+    assert (item.kind, item.where) == ("digest-mismatch", "cc1-triage[full]")
+    assert item.path == "overlays/cc1-triage.json:verifier_sha256"

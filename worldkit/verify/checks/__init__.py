@@ -22,6 +22,7 @@ class Check(Protocol):
     purpose: ClassVar[str]
     fix: ClassVar[str]
     tags: ClassVar[frozenset[str]]
+    cost: ClassVar[int]
 
     def run(self, ctx: VerifyContext) -> CheckResult: ...
 
@@ -46,6 +47,8 @@ class BaseCheck:
     purpose: ClassVar[str]
     fix: ClassVar[str]
     tags: ClassVar[frozenset[str]] = frozenset()
+    cost: ClassVar[int] = 0
+    """Rough cost: 0 reads manifests, 1 rebuilds projections, 2 stages overlays, 3 starts servers."""
 
     def outcome(self, items: list[Item], **counts: object) -> CheckResult:
         from worldkit.verify.result import result
@@ -59,7 +62,8 @@ class BaseCheck:
 ORDER = (
     "revision-digests", "manifest-integrity", "revision-pins", "projection-rebuild", "rebuild-repeat",
     "seat-repeat", "seat-views-distinct", "one-source-one-bytes", "date-conformance", "access-audit",
-    "task-pairs-identical", "staged-workspaces", "package-integrity", "separation", "evidence-sufficiency",
+    "task-pairs-identical", "staged-workspaces", "package-integrity", "overlay-locks", "separation",
+    "evidence-sufficiency",
     "tool-surface",
 )  # fmt: skip
 """Report order: the frozen state first, then views, access, tasks and tools."""
@@ -81,18 +85,24 @@ def run_checks(
     only: Iterable[str] | None = None,
     exclude_tags: Iterable[str] = (),
     stop_on_fail: bool = False,
+    cheapest_first: bool = False,
 ) -> list[CheckResult]:
     """Run the registered checks in order; a crash becomes status `error`, never a silent pass.
 
     `stop_on_fail` stops at the first failure (a failure blocks the run, so the rest cannot
-    change the verdict; the mutation campaign uses it).
+    change the verdict); with `cheapest_first` the cheap checks run first. The mutation campaign
+    uses both.
     """
     _load_all()
     wanted = set(only) if only is not None else None
     excluded = set(exclude_tags)
     results: list[CheckResult] = []
     rank = {check_id: n for n, check_id in enumerate(ORDER)}
-    for check_id, cls in sorted(REGISTRY.items(), key=lambda pair: rank.get(pair[0], len(ORDER))):
+
+    def order(pair: tuple[str, type[Check]]) -> tuple[int, int]:
+        return (pair[1].cost if cheapest_first else 0, rank.get(pair[0], len(ORDER)))
+
+    for check_id, cls in sorted(REGISTRY.items(), key=order):
         if wanted is not None and check_id not in wanted:
             continue
         if cls.tags & excluded:

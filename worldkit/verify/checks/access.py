@@ -14,6 +14,7 @@ from worldkit.verify.result import CheckResult, Item
 @register
 class AccessAudit(BaseCheck):
     id = "access-audit"
+    cost = 1
     purpose = (
         "Every item the policy grants is present; no private, cross-function, future-dated, "
         "verifier-only or otherwise unauthorized item is present."

@@ -12,7 +12,7 @@ from worldkit.canon import sha256_json
 from worldkit.errors import WorldkitError
 from worldkit.materialize.manifest import Manifest, diff_tree
 from worldkit.verify.checks import REPEAT, BaseCheck, register
-from worldkit.verify.context import ComponentMissing, VerifyContext
+from worldkit.verify.context import VerifyContext
 from worldkit.verify.frozen import PROJECTIONS_DIR
 from worldkit.verify.result import CheckResult, Item
 
@@ -133,34 +133,13 @@ class RevisionPins(BaseCheck):
                 if seat_model is not None and seat_model.person != inputs.person:
                     items.append(_ctx_item("pin-mismatch", key, path="inputs.person", expected=seat_model.person,
                                            actual=inputs.person, where=where))
-        staged = 0
-        try:
-            tasks = ctx.tasks
-        except ComponentMissing:
-            tasks = []
-        for task in tasks:
-            manifest = task.projection_manifest
-            if manifest is None:
-                continue  # reported by staged-workspaces
-            staged += 1
-            frozen_rev = index.revision(task.rev)
-            inputs = manifest.inputs
-            for field_name, expected, actual in (
-                ("rev", task.rev, inputs.rev),
-                ("revision_digest", frozen_rev.digest if frozen_rev else None, inputs.revision_digest),
-                ("date", task.date, inputs.date),
-                ("seat", task.seat, inputs.seat),
-            ):
-                if expected != actual:
-                    items.append(Item(kind="revision-mismatch" if field_name.startswith("rev") else "pin-mismatch",
-                                      rev=task.rev, date=task.date, seat=task.seat, path=f"inputs.{field_name}",
-                                      expected=expected, actual=actual, where=f"staged {task.label}"))
-        return self.outcome(items, projections=len(ctx.readable), staged_projections=staged)
+        return self.outcome(items, projections=len(ctx.readable))
 
 
 @register
 class ProjectionRebuild(BaseCheck):
     id = "projection-rebuild"
+    cost = 1
     purpose = "A clean rebuild of every frozen projection has exactly the frozen files and digests."
     fix = (
         "Find why the world source no longer renders the frozen bytes (template, data or generator change); "
@@ -227,6 +206,7 @@ def _spawn_rebuild(world: Path, out: Path, hashseed: str) -> subprocess.Popen[st
 @register
 class RebuildRepeat(BaseCheck):
     id = "rebuild-repeat"
+    cost = 1
     purpose = "The frozen world rebuilt 3 times in fresh processes (different hash seeds) gives identical trees."
     fix = "Find the nondeterminism (unsorted iteration, clock, randomness, environment) in the rendering path and remove it."
     tags = frozenset({REPEAT})
@@ -275,6 +255,7 @@ class RebuildRepeat(BaseCheck):
 @register
 class SeatRepeat(BaseCheck):
     id = "seat-repeat"
+    cost = 1
     purpose = "Each seat materialized 3 times gives the same files, digests, dates and tool bundle."
     fix = "Find the nondeterminism in what this seat sees (unsorted iteration, clock, randomness) and remove it."
     tags = frozenset({REPEAT})

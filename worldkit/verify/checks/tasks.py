@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from pathlib import Path
 
-from worldkit.canon import sha256_json
 from worldkit.errors import WorldkitError
 from worldkit.materialize.manifest import MANIFEST_NAME, diff_tree, scan_tree
 from worldkit.verify.checks import BaseCheck, register
@@ -22,12 +20,14 @@ def _task_item(kind: str, task: StagedTask, **fields: str | None) -> Item:
 
 
 def _staging_failures(tasks: list[StagedTask]) -> list[Item]:
+    """Overlays that could not be applied (reported once, by staged-workspaces; other checks skip them)."""
     return [_task_item("not-staged", t, detail=t.error) for t in tasks if t.out is None]
 
 
 @register
 class TaskPairsIdentical(BaseCheck):
     id = "task-pairs-identical"
+    cost = 2
     purpose = "Tasks on the same (rev, date, seat) start from byte-identical projections (same fingerprint)."
     fix = "An overlay changed its projection: overlays may only add a request, workspace and verifier material; re-apply from the frozen world."
 
@@ -64,6 +64,7 @@ class TaskPairsIdentical(BaseCheck):
 @register
 class StagedWorkspaces(BaseCheck):
     id = "staged-workspaces"
+    cost = 2
     purpose = "Every staged task's candidate projection equals the direct, frozen seat projection (curated: a byte-identical subset)."
     fix = "Re-stage the task from the frozen world; if the world changed on purpose, re-freeze and re-pin the overlay (`worldkit overlay pin`)."
 
@@ -115,12 +116,13 @@ class StagedWorkspaces(BaseCheck):
 @register
 class PackageIntegrity(BaseCheck):
     id = "package-integrity"
+    cost = 2
     purpose = "Each staged candidate and verifier package holds exactly what its manifest lists, pinned to the overlay's inputs."
     fix = "A staged package was altered after apply (or apply is broken): re-apply the overlay and find what touched the package."
 
     def run(self, ctx: VerifyContext) -> CheckResult:
         tasks = ctx.tasks
-        items = _staging_failures(tasks)
+        items: list[Item] = []
         checked = 0
         for task in tasks:
             if task.out is None:
@@ -133,6 +135,50 @@ class PackageIntegrity(BaseCheck):
                                                          "rev": task.rev, "date": task.date, "seat": task.seat}))
             items += _pins(task, ctx)
         return self.outcome(items, packages=checked * 2)
+
+
+@register
+class OverlayLocks(BaseCheck):
+    id = "overlay-locks"
+    cost = 2
+    purpose = "Every overlay is frozen, and re-applying it under each condition reproduces its frozen digests."
+    fix = "Freeze the overlay (`worldkit overlay freeze OVERLAY`) after `overlay check` passes; if it was frozen, find what changed since."
+
+    def run(self, ctx: VerifyContext) -> CheckResult:
+        from worldkit.overlay.author import lock_path, read_lock
+
+        tasks = ctx.tasks
+        items: list[Item] = []
+        folder = ctx.manifests.parent
+        compared = 0
+        for task in tasks:
+            if task.out is None:
+                continue
+            path = lock_path(folder, ctx.package.id, task.overlay.id)
+            where = path.relative_to(ctx.manifests).as_posix() if path.is_relative_to(ctx.manifests) else str(path)
+            try:
+                lock = read_lock(path)
+            except FileNotFoundError:
+                if not task.curated:
+                    items.append(_task_item("unfrozen", task, path=where, detail="no frozen lock for this overlay"))
+                continue
+            except ValueError as error:
+                items.append(_task_item("unreadable", task, path=where, detail=str(error).splitlines()[0]))
+                continue
+            compared += 1
+            frozen = lock.conditions.get(task.condition)
+            if frozen is None:
+                items.append(_task_item("unfrozen", task, path=where, detail=f"condition {task.condition} is not in the lock"))
+                continue
+            actual = task.summary
+            pairs = [("overlay_sha256", lock.overlay_sha256), ("source_fingerprint", lock.fingerprint),
+                     ("fingerprint", frozen.fingerprint), ("candidate_sha256", frozen.candidate_sha256),
+                     ("verifier_sha256", frozen.verifier_sha256)]
+            for name, expected in pairs:
+                if actual.get(name) != expected:
+                    items.append(_task_item("digest-mismatch", task, path=f"{where}:{name}", expected=expected,
+                                            actual=actual.get(name)))
+        return self.outcome(items, conditions_compared=compared)
 
 
 def _pins(task: StagedTask, ctx: VerifyContext) -> list[Item]:
@@ -151,6 +197,20 @@ def _pins(task: StagedTask, ctx: VerifyContext) -> list[Item]:
             if body.get(name) != value:
                 kind = "revision-mismatch" if name == "rev" else "pin-mismatch"
                 items.append(_task_item(kind, task, path=f"{label}:{name}", expected=value, actual=str(body.get(name))))
+    manifest = task.projection_manifest
+    frozen_rev = ctx.index.revision(task.rev) if ctx.index else None
+    if manifest is not None:
+        inputs = manifest.inputs
+        for name, expected, actual in (
+            ("rev", task.rev, inputs.rev),
+            ("revision_digest", frozen_rev.digest if frozen_rev else None, inputs.revision_digest),
+            ("date", task.date, inputs.date),
+            ("seat", task.seat, inputs.seat),
+        ):
+            if expected != actual:
+                items.append(_task_item("revision-mismatch" if name.startswith("rev") else "pin-mismatch", task,
+                                        path=f"candidate/projection/manifest.json:inputs.{name}", expected=expected,
+                                        actual=actual))
     summary = task.summary
     if summary:
         for side in ("candidate", "verifier"):
@@ -167,6 +227,7 @@ def _pins(task: StagedTask, ctx: VerifyContext) -> list[Item]:
 @register
 class Separation(BaseCheck):
     id = "separation"
+    cost = 2
     purpose = "No verifier byte (file, or paragraph of verifier text) is on the candidate side, except reviewed overlaps."
     fix = "Remove the verifier material from the candidate side; if the overlap is intended, review it and list its sha256 in reviewed_overlaps."
 
@@ -175,7 +236,7 @@ class Separation(BaseCheck):
         from worldkit.overlay.load import reference_bytes
 
         tasks = ctx.tasks
-        items = _staging_failures(tasks)
+        items: list[Item] = []
         reviewed_total = reviewed_used = checked = 0
         for task in tasks:
             if task.out is None:
@@ -204,6 +265,7 @@ class Separation(BaseCheck):
 @register
 class EvidenceSufficiency(BaseCheck):
     id = "evidence-sufficiency"
+    cost = 2
     purpose = "Every criterion has a sufficient evidence set fully inside the candidate view; curated packets' gaps are flagged."
     fix = "Restore the evidence source, or revise the evidence map so each criterion has a set the seat can see, then re-check the overlay."
 

@@ -91,6 +91,7 @@ def surface_diff(served: dict[str, Any], frozen: Manifest, root: Path) -> list[t
 @register
 class ToolSurface(BaseCheck):
     id = "tool-surface"
+    cost = 3
     purpose = "Each seat's MCP server lists exactly the projection's files, records, messages and tools."
     fix = "The server serves something other than the staged projection: start it over the verified projection and fix the server's listing."
 

@@ -103,6 +103,7 @@ def _status_as_of(rec: Record, day: dt.date) -> str | None:
 @register
 class DateConformance(BaseCheck):
     id = "date-conformance"
+    cost = 1
     purpose = "A record is invisible before its effective date and visible on it, the rest of the view unchanged."
     fix = "The timeline fold leaks or drops dated items: fix worldkit.timeline so only events dated ≤ D survive."
 

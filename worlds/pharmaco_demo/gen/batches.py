@@ -10,11 +10,15 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-PLAN = {
-    # product, prefix, first start, cadence in days, batches in 2025, batches up to the end of the world in 2026
-    "PRD-ZLV-VIAL": ("ZV", dt.date(2025, 1, 6), 10, 36, 12),
-    "PRD-TMS-LYO": ("TL", dt.date(2025, 1, 20), 29, 12, 4),
-}
+PLAN = [
+    # product, prefix, year, first and last sequence number, start date of the first, cadence in days
+    ("PRD-ZLV-VIAL", "ZV", 2024, 19, 36, dt.date(2024, 7, 1), 10),
+    ("PRD-ZLV-VIAL", "ZV", 2025, 1, 36, dt.date(2025, 1, 6), 10),
+    ("PRD-ZLV-VIAL", "ZV", 2026, 1, 12, dt.date(2026, 1, 7), 10),
+    ("PRD-TMS-LYO", "TL", 2024, 7, 12, dt.date(2024, 7, 8), 29),
+    ("PRD-TMS-LYO", "TL", 2025, 1, 12, dt.date(2025, 1, 20), 29),
+    ("PRD-TMS-LYO", "TL", 2026, 1, 4, dt.date(2026, 1, 7), 29),
+]
 BATCH_PATTERNS = {
     "PRD-ZLV-VIAL": ["em-grade-a", "em-grade-b", "fill-weight", "visual-reject", "line-clearance", "filter-integrity",
                      "compounding", "hold-time", "batch-record"],
@@ -36,14 +40,13 @@ def build(ctx: Any, core: Any) -> None:
     patterns = {p["key"]: p for p in ctx.bank("deviations")["patterns"]}
     batches: list[dict[str, Any]] = []
     ctx.shared["batches"] = batches
-    for product, (prefix, first, cadence, n2025, n2026) in PLAN.items():
-        for year, count, start in ((2025, n2025, first), (2026, n2026, dt.date(2026, 1, 7))):
-            for n in range(1, count + 1):
-                batch = f"{prefix}-{str(year)[2:]}{n:03d}"
-                begin = core.workday(start + dt.timedelta(days=(n - 1) * cadence))
-                if f"MES-{batch}" in ctx.hand_ids or begin > core.WORLD_END:
-                    continue
-                batches.append(_batch(ctx, core, rng, patterns, product, batch, begin))
+    for product, prefix, year, first_n, last_n, start, cadence in PLAN:
+        for n in range(first_n, last_n + 1):
+            batch = f"{prefix}-{str(year)[2:]}{n:03d}"
+            begin = core.workday(start + dt.timedelta(days=(n - first_n) * cadence))
+            if f"MES-{batch}" in ctx.hand_ids or begin > core.WORLD_END:
+                continue
+            batches.append(_batch(ctx, core, rng, patterns, product, batch, begin))
 
 
 def _batch(ctx: Any, core: Any, rng: Any, patterns: dict, product: str, batch: str, begin: dt.date) -> dict[str, Any]:

@@ -154,9 +154,13 @@ class Context:
         self.people: dict[str, dict[str, Any]] = {}
         self.hand_ids: set[str] = set()
         self.hand_records: dict[str, dict[str, Any]] = {}
+        self.hand_documents: dict[str, dict[str, Any]] = {}
+        reserved = re.compile(r"\b[A-Z]{2,5}-20\d\d-\d{3,4}\b")
         for path in sorted((self.root / "data").rglob("*.yaml")):
-            with open(path, encoding="utf-8") as handle:
-                content = yaml.load(handle, Loader=_Loader) or {}
+            raw = path.read_text(encoding="utf-8")
+            # numbers the hand-written data mentions (certificates, reports…) stay free for it
+            self.hand_ids.update(reserved.findall(raw))
+            content = yaml.load(raw, Loader=_Loader) or {}
             for person in content.get("people", []):
                 self.people[person["id"]] = person
             for key in ("documents", "records", "messages"):
@@ -164,6 +168,8 @@ class Context:
                     self.hand_ids.add(item["id"])
                     if key == "records":
                         self.hand_records[item["id"]] = item
+                    if key == "documents":
+                        self.hand_documents[item["id"]] = item
             for doc in content.get("documents", []):
                 self._paths.add(f"{doc['system']}/{doc['path']}")
         self.employees = sorted(p for p, v in self.people.items() if v["department"] != "EXT")

@@ -45,9 +45,13 @@ def build(ctx: Any, core: Any) -> None:
                 continue
             key = rng.choice(SITE_PATTERNS)
             slots = {"batch": "", "product": "", "line": "FL-1", "room": rng.choice(["FF-1 grade B corridor", "FF-2 airlock", "formulation suite 2.10"]),
-                     "equipment": rng.choice(["BAL-02", "BAL-04", "PH-03", "HPLC-03", "KF-01"]), "point": rng.choice(["WFI-POU-03", "WFI-POU-09", "WFI-POU-11", "12M", "6M", "3M"]),
-                     "count": rng.randint(2, 9), "value": rng.choice(["8.9", "9.6", "27.4", "6", "76"]), "limit": "", "minutes": rng.randint(20, 140),
-                     "lot": rng.choice(["TL-24011", "ZV-24017", "ZV-24023", "SODAC-2503", "MAN-2502", "PS20-2411"]), "site": "Riverbend"}
+                     "equipment": rng.choice(["BAL-02", "BAL-04", "PH-03", "HPLC-03", "KF-01"]),
+                     "point": rng.choice(["WFI-POU-03", "WFI-POU-09", "WFI-POU-11"]) if key == "utility-wfi" else rng.choice(["3M", "6M", "9M", "12M"]),
+                     "count": rng.randint(2, 9), "minutes": rng.randint(20, 140), "limit": "",
+                     "value": {"warehouse-temp": rng.choice(["8.9", "9.6", "27.4", "26.1"]), "utility-wfi": rng.choice(["76", "78"]),
+                               "hvac": rng.choice(["6", "4", "7"])}.get(key, "0"),
+                     "lot": rng.choice(["TL-24005", "ZV-24002"]) if key == "stability-pull" else rng.choice(["SODAC-2503", "MAN-2502", "PS20-2411", "ACA-2506"]),
+                     "site": "Riverbend"}
             core.raise_deviation(ctx, rng, patterns[key], day, slots)
     _changes(ctx, core, rng)
     _complaints(ctx, core, rng)

@@ -33,6 +33,10 @@ def sop_doc_id(number: str, version: int) -> str:
     return f"DOC-{number}-V{version}"
 
 
+def _as_date(value: Any) -> dt.date:
+    return value if isinstance(value, dt.date) else dt.date.fromisoformat(str(value))
+
+
 def _steps(section: dict[str, Any], version: int) -> list[str]:
     out = []
     for step in section["steps"]:
@@ -102,6 +106,10 @@ def _revision_trail(ctx: Any, core: Any, rng: Any, topic: dict[str, Any], versio
     summary = topic.get("history", {}).get(version, "Periodic review; editorial changes.")
     created = core.add_workdays(effective, -rng.randint(28, 45))
     approved = core.add_workdays(effective, -rng.randint(6, 12))
+    hand = ctx.hand_records.get(topic.get("cc", ""))
+    if hand:  # a hand-written change control drives this revision: use its dates
+        created = _as_date(hand["events"][0]["date"])
+        approved = next(_as_date(e["date"]) for e in hand["events"] if e.get("status") == "approved")
     cc_id = topic.get("cc") or ctx.next_id("CC", created.year, day=created)
     events = [
         {"date": created, "kind": "created", "by": author, "status": "open",

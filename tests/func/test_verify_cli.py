@@ -1,0 +1,159 @@
+"""`worldkit freeze` and `worldkit verify` end to end through the CLI (exit codes, output, JSON shapes)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.builders import WorldSpec
+from worldkit._cli.main import run
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures" / "overlays"
+
+
+@pytest.fixture()
+def mini(tmp_path: Path) -> Path:
+    """A builder world frozen at 2025-07-01 (manifests land in tmp/manifests/mini)."""
+    world = WorldSpec().write(tmp_path / "worlds" / "mini")
+    assert run(["freeze", "--world", str(world), "--date", "2025-07-01"]) == 0
+    return world
+
+
+@pytest.fixture(scope="module")
+def tasks(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The overlay fixtures' world and good overlays, frozen (read-only for the tests)."""
+    root = tmp_path_factory.mktemp("tasks")
+    shutil.copytree(FIXTURES / "world", root / "world")  # the overlays name their world as ../world
+    shutil.copytree(FIXTURES / "good", root / "good")
+    assert run(["freeze", "--world", str(root / "world"), "--date", "2025-07-01"]) == 0
+    for overlay in ("cc1-report.yaml", "cc1-triage"):
+        assert run(["overlay", "freeze", str(root / "good" / overlay), "--manifests", str(root / "manifests")]) == 0
+    return root / "world", root / "good"
+
+
+def test_help_for_both_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    for command in ("verify", "freeze"):
+        assert run([command, "--help"]) == 0
+        assert "Usage: worldkit " + command in capsys.readouterr().out
+
+
+def test_freeze_prints_digests(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    world = WorldSpec().write(tmp_path / "worlds" / "mini")
+    assert run(["freeze", "--world", str(world), "--date", "2025-07-01", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["manifests"] == str(tmp_path / "manifests" / "mini")
+    assert [p["seat"] for p in summary["projections"]] == ["S1", "S2", "S4", "S1", "S2", "S4"]
+    assert summary["written"][0] == "revisions.json"
+
+
+def test_verify_passes_and_lists_every_check(mini: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["verify", "--world", str(mini)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("verify mini\nPASS  revision-digests ")
+    assert "SKIP  separation " in out and "world mini has no task overlays" in out
+    assert out.endswith("11 passed, 0 failed, 6 skipped, 0 errors\nverify: pass\n")
+
+
+def test_verify_json_shape(mini: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    summary = tmp_path / "validation.json"
+    assert run(["verify", "--world", str(mini), "--json", "--summary", str(summary)]) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert body["status"] == "pass" and body["world"] == "mini"
+    assert all({"id", "status", "purpose"} <= c.keys() for c in body["checks"])
+    assert {c["status"] for c in body["checks"]} == {"pass", "skip"}
+    record = json.loads(summary.read_text())
+    assert record == body["validation"]
+    assert record["world_rebuilds"]["attempted"] == record["world_rebuilds"]["identical"] == 3
+    assert record["seat_materializations"] == {**record["seat_materializations"], "attempted": 9, "identical": 9}
+    first = summary.read_bytes()
+    assert run(["verify", "--world", str(mini), "--summary", str(summary)]) == 0
+    assert summary.read_bytes() == first  # the record holds no times: same world, same bytes
+
+
+def test_a_changed_world_fails_with_the_item_and_the_fix(mini: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    template = mini / "templates" / "note.md.j2"
+    template.write_text(template.read_text() + "edited\n")
+    assert run(["verify", "--world", str(mini), "--only", "revision-digests,projection-rebuild"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  revision-digests " in out and "FAIL  projection-rebuild " in out
+    assert "- changed files/Shared/Notes/note.md [rev=r1 date=2025-07-01 seat=S1] expected " in out
+    assert "fix: Find why the world source no longer renders the frozen bytes" in out
+    assert out.endswith("verify: fail\n")
+
+
+def test_an_unfrozen_world_fails_and_says_how_to_freeze(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    world = WorldSpec().write(tmp_path / "worlds" / "mini")
+    assert run(["verify", "--world", str(world), "--only", "revision-digests"]) == 1
+    assert "no frozen manifests; run `worldkit freeze --world W` first" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "message"),
+    [
+        (["verify"], 2, "error: pass --world W to verify a world, or --workspace DIR to check a staged folder"),
+        (["verify", "--workspace", "x", "--seeded"], 2, "error: --seeded and --mutations need --world W"),
+        (["verify", "--world", "nowhere-world"], 2, "error: unknown world 'nowhere-world'"),
+    ],
+)
+def test_usage_errors(argv: list[str], code: int, message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(argv) == code
+    assert capsys.readouterr().err.startswith(message)
+
+
+def test_unknown_check_lists_the_valid_ones(mini: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["verify", "--world", str(mini), "--only", "nope"]) == 2
+    assert capsys.readouterr().err.startswith("error: unknown check nope; valid checks: revision-digests, ")
+
+
+def test_an_invalid_world_exits_3(mini: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (mini / "data" / "all.yaml").write_text("people: [{id: P1}]\n")
+    assert run(["verify", "--world", str(mini)]) == 3
+    assert "required field is missing" in capsys.readouterr().err
+
+
+def test_workspace_edit_of_one_byte_blocks_and_names_the_file(
+    tasks: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, overlays = tasks
+    out = tmp_path / "staged"
+    assert run(["overlay", "apply", str(overlays / "cc1-report.yaml"), "--out", str(out)]) == 0
+    capsys.readouterr()
+    for folder in (out, out / "candidate"):
+        assert run(["verify", "--workspace", str(folder)]) == 0
+    capsys.readouterr()
+    target = out / "candidate" / "request.md"
+    data = bytearray(target.read_bytes())
+    data[5] ^= 0x01
+    target.write_bytes(bytes(data))
+    assert run(["verify", "--workspace", str(out / "candidate"), "--json"]) == 1
+    body = json.loads(capsys.readouterr().out)
+    assert body["status"] == "fail" and "validation" not in body
+    [check] = body["checks"]
+    assert check["id"] == "staged-workspace" and check["status"] == "fail"
+    assert [(i["kind"], i["path"]) for i in check["items"]] == [("changed", "request.md")]
+    assert run(["verify", "--workspace", str(out)]) == 1
+    assert "- changed candidate/request.md expected " in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_seeded_json(tasks: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    world, overlays = tasks
+    assert run(["verify", "--world", str(world), "--overlays", str(overlays), "--seeded", "--json"]) == 0
+    body = json.loads(capsys.readouterr().out)
+    seeded = body["seeded"]
+    assert (seeded["attempted"], seeded["detected"]) == (10, 10)
+    assert all({"name", "expected_check", "detected_by", "detected"} <= c.keys() for c in seeded["cases"])
+    assert body["validation"]["seeded_failures"] == {"attempted": 10, "detected": 10}
+
+
+def test_mutations_json(mini: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["verify", "--world", str(mini), "--only", "revision-digests", "--mutations", "6", "--seed", "2",
+                "--json"]) == 0
+    mutations = json.loads(capsys.readouterr().out)["mutations"]
+    assert mutations["attempted"] == 6
+    assert {"attempted", "projection_changing", "detected", "rate"} <= mutations.keys()
+    assert mutations["undetected_projection_changing"] == []

@@ -41,17 +41,21 @@ def bench_size(n: int, repeats: int, scratch: Path) -> dict:
 
     world = write_synthetic_world(scratch / f"world-{n}", n)
     runs, copies = [], []
+    # Nothing is deleted until a size is done: a mass delete (ext4 with discard) slows whatever
+    # creates files next, and it must not land on one side of the comparison only.
     for k in range(repeats):
         out = scratch / f"out-{n}-{k}"
+        subprocess.run(["sync"], check=True)
         done = subprocess.run([sys.executable, "-c", _CHILD, str(world), str(out)], capture_output=True, text=True, check=True)
         runs.append(json.loads(done.stdout))
         target = scratch / f"copy-{n}-{k}"
+        subprocess.run(["sync"], check=True)
         t0 = time.perf_counter()
         subprocess.run(["cp", "-r", str(out), str(target)], check=True)
         copies.append(time.perf_counter() - t0)
-        shutil.rmtree(target)
-        if k:
-            shutil.rmtree(out)
+    for k in range(repeats):
+        shutil.rmtree(scratch / f"out-{n}-{k}")
+        shutil.rmtree(scratch / f"copy-{n}-{k}")
     assert len({r["fingerprint"] for r in runs}) == 1, "fingerprints differ between repeats"
     total = statistics.median(r["load_s"] + r["materialize_s"] for r in runs)
     write_only = statistics.median(r["materialize_s"] for r in runs)

@@ -9,6 +9,7 @@ Prints JSON lines:
   file names by glob while worldkit's searches contents, so the search row is context, not a race.
 - `search_10k`: `search_files` (literal and ranked) over a 10,000-file synthetic projection,
   in-process and over stdio.
+- `log_appends`: event-log appends/s, one transaction per call and as the server logs (group commit).
 - `replay`: `replay_run` over a run of `--replay-events` events (one in ten a state change).
 Targets (DESIGN §9): stdio latency no worse than the reference server on the same reads; search
 over 10,000 records ≤ 50 ms; replay of 100,000 events ≤ 10 s.
@@ -20,6 +21,7 @@ over 10,000 records ≤ 50 ms; replay of 100,000 events ≤ 10 s.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import shutil
@@ -41,6 +43,7 @@ from mcp import Client, StdioServerParameters  # noqa: E402
 from worldkit.materialize import materialize  # noqa: E402
 from worldkit.mcp.replay import replay_run  # noqa: E402
 from worldkit.mcp.seat import SeatView, default_tool_config  # noqa: E402
+from worldkit.mcp.server import WriteBehindLog  # noqa: E402
 from worldkit.mcp.state import MemoryWorkspace, SeatState  # noqa: E402
 from worldkit.overlay.toolconfig import UpdateRecords, WriteFiles  # noqa: E402
 from worldkit.store import EventLog, Store  # noqa: E402
@@ -138,7 +141,8 @@ def bench_stdio(projection: Path, tmp: Path, n: int, reference: bool, repeats: i
     if ref_runs:
         row["reference_filesystem"] = merged(ref_runs, "read")
         for stat in ("median_ms", "p99_ms"):
-            row[f"ratio_{stat[:-3]}_worldkit_to_reference"] = round(row["worldkit"][stat] / row["reference_filesystem"][stat], 3)
+            ratio = row["worldkit"][stat] / row["reference_filesystem"][stat]
+            row[f"ratio_{stat[:-3]}_worldkit_to_reference"] = round(ratio, 3)
     emit(row)
     row = {
         "figure": "stdio_search",
@@ -206,8 +210,9 @@ def bench_replay(projection: Path, tmp: Path, n_events: int) -> None:
                     _, change = view.write_file(f"notes/note-{i % 50:02d}.md", f"note {i}\n")
                     tool, arguments = "write_file", {"path": f"notes/note-{i % 50:02d}.md", "content": f"note {i}\n"}
                 else:
-                    _, change = view.update_record(records[i % len(records)], "comment", f"comment {i}")
-                    tool, arguments = "update_record", {"id": records[i % len(records)], "action": "comment", "text": f"comment {i}"}
+                    record = records[i % len(records)]
+                    _, change = view.update_record(record, "comment", f"comment {i}")
+                    tool, arguments = "update_record", {"id": record, "action": "comment", "text": f"comment {i}"}
                 batch.append({"tool": tool, "arguments": arguments, "outcome": "ok", "result_digest": None,
                               "state_change": change.model_dump(mode="json")})
             else:
@@ -227,6 +232,33 @@ def bench_replay(projection: Path, tmp: Path, n_events: int) -> None:
         "figure": "replay", "events": n_events, "state_changes": report.state_changes, "ok": report.ok,
         "replay_s": round(took, 3), "events_per_s": round(n_events / took), "build_s": round(built, 2), "target_s": 10,
     })
+
+
+def bench_appends(tmp: Path, n: int) -> None:
+    """Event-log appends/s: one transaction per call (`EventLog.append`) and as `worldkit serve`
+    logs (`WriteBehindLog`: group commit within 5 ms, inside the event loop)."""
+    event = {"tool": "read_file", "arguments": {"path": "QC/Stability/x.md"}, "outcome": "ok", "result_digest": "a" * 64}
+    with Store.open(f"sqlite:///{tmp / 'appends.db'}") as store:
+        with EventLog(store, "bench-appends-sync", "EMP-QC-001") as log:
+            start = time.perf_counter()
+            for _ in range(n):
+                log.append(**event)
+            sync = n / (time.perf_counter() - start)
+        with EventLog(store, "bench-appends-behind", "EMP-QC-001") as log:
+
+            async def calls() -> float:
+                sink = WriteBehindLog(log)
+                begin = time.perf_counter()
+                for k in range(n):
+                    sink.append(**event)
+                    if k % 50 == 49:
+                        await asyncio.sleep(0)  # let the loop run the group commit, as between calls
+                sink.close()
+                return n / (time.perf_counter() - begin)
+
+            behind = asyncio.run(calls())
+    emit({"figure": "log_appends", "events": n, "append_per_s": round(sync), "write_behind_per_s": round(behind),
+          "target_per_s": 5000})
 
 
 def _fingerprint(projection: Path) -> str:
@@ -252,6 +284,7 @@ def main() -> None:
         projection = args.projection or materialize(*DEMO[:3], DEMO[3], tmp / "demo").out
         bench_stdio(projection, tmp, args.calls, reference, args.repeats)
         bench_search(tmp, args.search_files, args.calls)
+        bench_appends(tmp, 10_000)
         bench_replay(projection, tmp, args.replay_events)
 
 

@@ -37,7 +37,7 @@ def test_build_thread_writes_then_matches_its_manifest(capsys, tmp_path: Path, e
                        "--out", str(tmp_path / "b"), "--tasks", "3", "--manifest", str(manifest))
     assert code == 0 and out.endswith(f"manifest {manifest}: matches\n")
     packet = tmp_path / "b" / "thread-001"
-    assert sorted(p.name for p in packet.iterdir()) == ["candidate", "packet.json", "verifier"]
+    assert sorted(p.name for p in packet.iterdir()) == ["candidate", "overlay.json", "packet.json", "verifier"]
     assert (packet / "candidate" / "request.md").read_text(encoding="utf-8").startswith(
         "You are organizing a collection of text records")
     assert (packet / "candidate" / "inbox" / "F001.txt").is_file()

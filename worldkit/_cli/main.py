@@ -24,6 +24,7 @@ _COMMAND_MODULES = [
     "infoorg_group",
     "infoorg_build",
     "infoorg_score",
+    "infoorg_run",
     "serve",
     "overlay",
     "verify",

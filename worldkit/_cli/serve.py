@@ -99,7 +99,9 @@ def replay_command(
     with Store.open(store, create=False) as opened:
         if pre_task is not None:
             if any(v is not None for v in (world, rev, date, overlay)):
-                raise UsageError("--from excludes --world/--rev/--date/--overlay: give the pre-task directory or how to rebuild it")
+                raise UsageError(
+                    "--from excludes --world/--rev/--date/--overlay: give the pre-task directory or how to rebuild it"
+                )
             report = replay_run(opened, run_id, pre_task, post_task_workspace=workspace)
         else:
             seat = get_run(opened, run_id).seat

@@ -32,6 +32,7 @@ def verify_command(
     overlays: Path = typer.Option(None, "--overlays", help="The world's overlay folder (default overlays/<world>/)."),
     summary: Path = typer.Option(None, "--summary", help="Write the validation record (JSON) to this file."),
     only: str = typer.Option(None, "--only", help="Comma-separated check ids to run (default: all)."),
+    store: str = typer.Option(None, "--store", help="Store URL whose run event logs to check (default: not checked)."),
 ) -> int:
     """Prove the world, its frozen projections and staged tasks are what was frozen; exit 1 on any failure."""
     from worldkit.verify import verify_workspace, verify_world
@@ -50,7 +51,8 @@ def verify_command(
             raise UsageError(f"unknown check {', '.join(unknown)}; valid checks: {', '.join(check_ids())}")
     report = VerifyReport(world=None)
     if world is not None:
-        report = _guarded(lambda: verify_world(world, manifests=manifests, overlays=overlays, only=selected))
+        report = _guarded(lambda: verify_world(world, manifests=manifests, overlays=overlays, only=selected,
+                                                  store=store))
         if seeded:
             from worldkit.verify.seeded import run_seeded
 

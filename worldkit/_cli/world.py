@@ -53,5 +53,37 @@ def load(
         typer.echo(f"{package.id} {r['name']} {r['digest']} {r['status']}")
 
 
+@world_app.command("stats")
+def stats(
+    world: str = typer.Argument(..., help="World name under worlds/ or a path."),
+    date: str = typer.Option(None, "--date", help="Date YYYY-MM-DD (default: the world's default date)."),
+    rev: str = typer.Option(None, "--rev", help="Revision (default: latest)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """People, seats, files per seat, records, messages, overlays and criteria at a date."""
+    from worldkit.errors import UsageError
+    from worldkit.materialize import parse_date
+    from worldkit.world.stats import world_stats
+
+    package = load_world(world)
+    if date is None and package.spec.default_date is None:
+        raise UsageError(f"world {package.id} has no default date; pass --date YYYY-MM-DD")
+    info = world_stats(package, parse_date(date) if date else package.spec.default_date, rev).as_json()
+    if as_json:
+        echo_json(info)
+        return
+    typer.echo(f"{info['world']} {info['rev']} at {info['date']}")
+    typer.echo(f"people:   {info['people']}")
+    typer.echo(f"seats:    {len(info['seats'])}")
+    typer.echo("files per seat:")
+    for seat, count in info["files_per_seat"].items():
+        typer.echo(f"  {seat:<14} {count}")
+    typer.echo(f"records:  {info['records']}")
+    typer.echo(f"messages: {info['messages']}")
+    typer.echo(f"overlays: {info['overlays']} ({info['criteria']} criteria)")
+    for path, problem in info["overlay_errors"].items():
+        typer.echo(f"  not loaded: {path}: {problem}")
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(world_app, name="world")

@@ -6,6 +6,8 @@ A packet on disk (read by the scorer and the organizer server; keep the layout):
     <out>/<task_id>/candidate/inbox/<ID>.txt        exact record text (UTF-8)
     <out>/<task_id>/candidate/request.md            the rendered instruction (Appendix B)
     <out>/<task_id>/verifier/reference.json         `worldkit.infoorg.reference.Reference`
+    <out>/<task_id>/overlay.json                    the task as an overlay on the `infoorg` world
+                                                    (`worldkit.infoorg.overlays`; not in any digest)
 
 Records are shuffled with a seed derived from (family, seed, task id) before opaque ids `F001`…
 are assigned, so ids carry no source order. `manifests/infoorg/<family>.json` freezes the
@@ -19,7 +21,7 @@ import random
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, StringConstraints
 
@@ -34,6 +36,9 @@ from worldkit.infoorg.sources import (
     derived_seed,
     select_tasks,
 )
+
+if TYPE_CHECKING:
+    from worldkit.infoorg.overlays import WorldBinding
 
 SCHEMA_VERSION = 1
 DEFAULT_SEED = 0
@@ -152,9 +157,20 @@ def _is_packet_dir(path: Path) -> bool:
 
 
 def write_packets(
-    packets: Sequence[Packet], out: Path, force: bool = False, progress: Progress | None = None
+    packets: Sequence[Packet],
+    out: Path,
+    force: bool = False,
+    progress: Progress | None = None,
+    binding: WorldBinding | None = None,
 ) -> None:
-    """Write packets under `out`; refuse a non-empty `out` unless `force` (which replaces packets)."""
+    """Write packets under `out`; refuse a non-empty `out` unless `force` (which replaces packets).
+
+    Each packet gets its `overlay.json` on the `infoorg` world; `binding` (default: the world's
+    seat and default date, pinned now) is computed once for all packets.
+    """
+    # overlays imports this module (PacketInfo, check_packet_dir), hence the late import.
+    from worldkit.infoorg.overlays import bind_world, make_overlay, write_overlay
+
     if out.exists() and any(out.iterdir()):
         if not force:
             raise OutputExists(f"{out} is not empty; pass --force to replace the packets in it, "
@@ -165,6 +181,7 @@ def write_packets(
                                "refusing to replace it even with --force; choose another --out")
         for child in sorted(out.iterdir()):
             shutil.rmtree(child)
+    pinned = binding or (bind_world() if packets else None)
     for index, packet in enumerate(packets, start=1):
         root = out / packet.task_id
         for side, files in (("candidate", packet.candidate), ("verifier", packet.verifier)):
@@ -173,6 +190,9 @@ def write_packets(
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(data)
         (root / "packet.json").write_bytes(packet.packet_json())
+        request = packet.candidate["request.md"].decode("utf-8")
+        reference = sha256_bytes(packet.verifier["reference.json"])
+        write_overlay(root, make_overlay(packet.info, request, reference, pinned))  # type: ignore[arg-type]
         if progress:
             progress("write", index, len(packets))
 

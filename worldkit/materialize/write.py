@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import multiprocessing
 import os
 import platform
 import shutil
+import sys
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +22,7 @@ import jinja2
 from worldkit import __version__
 from worldkit.errors import OutputExists, UsageError
 from worldkit.materialize.manifest import Entry, Environment, Inputs, Manifest, write_manifest
-from worldkit.materialize.project import Projection, plan_projection
+from worldkit.materialize.project import PlannedFile, Projection, plan_projection
 from worldkit.world.load import WorldPackage, load_world
 
 
@@ -94,28 +96,78 @@ def _write_new(path: str, data: bytes) -> None:
         os.close(fd)
 
 
-def write_projection(projection: Projection, tmp: Path) -> Manifest:
-    """Render every planned file into `tmp` and return the manifest (also written there)."""
-    entries: list[Entry] = []
+_Row = tuple[str, str, int, str, str]
+_PARALLEL_MIN_FILES = 4000
+# Set just before forking workers; a forked worker reads its share of the plan from here.
+_FORK_PLAN: list[PlannedFile] = []
+
+
+def _write_rows(root: str, planned: list[PlannedFile]) -> list[_Row]:
+    rows: list[_Row] = []
     made: set[str] = set()
-    root = str(tmp)
-    bundle_sha = projection.bundle()["sha256"]
-    for planned in projection.files():
-        data = planned.produce()
-        parent = planned.path.rpartition("/")[0]
+    for item in planned:
+        data = item.produce()
+        parent = item.path.rpartition("/")[0]
         if parent not in made:
             os.makedirs(os.path.join(root, parent), exist_ok=True)
             made.add(parent)
-        _write_new(os.path.join(root, planned.path), data)
-        entries.append(
-            Entry.model_construct(
-                path=planned.path,
-                sha256=hashlib.sha256(data).hexdigest(),
-                size=len(data),
-                surface=planned.surface,
-                source=planned.source,
-            )
-        )
+        _write_new(os.path.join(root, item.path), data)
+        rows.append((item.path, hashlib.sha256(data).hexdigest(), len(data), item.surface, item.source))
+    return rows
+
+
+def _die_with_parent() -> None:
+    """A worker must not outlive a killed materialize (it would keep writing into the temp dir)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if os.getppid() == 1:
+            os._exit(1)
+
+
+def _write_share(job: tuple[str, int, int]) -> list[_Row]:
+    root, index, jobs = job
+    return _write_rows(root, _FORK_PLAN[index::jobs])
+
+
+def _jobs(n_files: int) -> int:
+    """Worker processes for rendering: the output is identical whatever this returns."""
+    wanted = os.environ.get("WORLDKIT_JOBS")
+    if wanted:
+        return max(1, int(wanted))
+    if n_files < _PARALLEL_MIN_FILES or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    return min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+
+
+def write_projection(projection: Projection, tmp: Path) -> Manifest:
+    """Render every planned file into `tmp` and return the manifest (also written there).
+
+    Large projections are rendered by forked workers, each taking every k-th planned file; the
+    rows are merged and sorted by path, so the manifest does not depend on the number of jobs.
+    """
+    global _FORK_PLAN
+    root = str(tmp)
+    planned = list(projection.files())
+    jobs = _jobs(len(planned))
+    bundle_sha = projection.bundle()["sha256"]
+    if jobs == 1:
+        rows = _write_rows(root, planned)
+    else:
+        _FORK_PLAN = planned
+        try:
+            with multiprocessing.get_context("fork").Pool(jobs, initializer=_die_with_parent) as pool:
+                shares = pool.map(_write_share, [(root, i, jobs) for i in range(jobs)])
+        finally:
+            _FORK_PLAN = []
+        rows = sorted(row for share in shares for row in share)
+    entries = [
+        Entry.model_construct(path=path, sha256=sha, size=size, surface=surface, source=source)
+        for path, sha, size, surface, source in rows
+    ]
     state = projection.state
     inputs = Inputs(
         world=state.world_id,

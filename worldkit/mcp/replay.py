@@ -135,7 +135,6 @@ def _compare_workspace(state: SeatState, workspace: Path) -> str | None:
     missing = sorted(set(replayed) - set(actual))
     extra = sorted(set(actual) - set(replayed))
     changed = sorted(p for p in set(actual) & set(replayed) if actual[p] != replayed[p])
-    parts = [
-        f"{label}: {', '.join(paths[:5])}" for label, paths in (("missing", missing), ("unexpected", extra), ("changed", changed)) if paths
-    ]
+    groups = (("missing", missing), ("unexpected", extra), ("changed", changed))
+    parts = [f"{label}: {', '.join(paths[:5])}" for label, paths in groups if paths]
     return f"the workspace at {workspace} differs from the replayed one ({'; '.join(parts)})"

@@ -94,8 +94,9 @@ def default_tool_config(projection: Path) -> ToolConfig:
     )
 
 
-def _page(total: int, offset: int, limit: int) -> int | None:
-    return offset + limit if offset + limit < total else None
+def _page(items: list[Any], offset: int, limit: int) -> tuple[list[Any], int | None]:
+    """One page of `items` and the offset of the next page (None after the last)."""
+    return items[offset : offset + limit], offset + limit if offset + limit < len(items) else None
 
 
 def _strip_workspace(path: str) -> str:
@@ -225,7 +226,8 @@ class SeatView:
 
     def list_files(self, offset: int = 0, limit: int = 100) -> FileList:
         entries = self._all_files()
-        return FileList(entries=entries[offset : offset + limit], next_offset=_page(len(entries), offset, limit), total=len(entries))
+        page, next_offset = _page(entries, offset, limit)
+        return FileList(entries=page, next_offset=next_offset, total=len(entries))
 
     def _file_bytes(self, path: str) -> bytes:
         check_path(path)
@@ -279,12 +281,18 @@ class SeatView:
             )
         if not self.config.may_write(rel):
             allowed = sorted({g for p in self.config.permitted if isinstance(p, WriteFiles) for g in p.paths})
-            why = f"the task permits writing only {', '.join(allowed)} in the workspace" if allowed else "the task permits no file writes"
+            why = (
+                f"the task permits writing only {', '.join(allowed)} in the workspace"
+                if allowed
+                else "the task permits no file writes"
+            )
             raise CallRefused(f"writing {path!r} is not allowed: {why}")
         _require_text(f"writing {path!r}", content)
         data = content.encode("utf-8")
         if len(data) > MAX_WRITE_BYTES:
-            raise CallRefused(f"writing {path!r} is not allowed: {len(data)} bytes is more than the {MAX_WRITE_BYTES} allowed")
+            raise CallRefused(
+                f"writing {path!r} is not allowed: {len(data)} bytes is more than the {MAX_WRITE_BYTES} allowed"
+            )
         change = WriteFileChange(path=rel, content=content, sha256=hashlib.sha256(data).hexdigest())
         change = self._apply(change)
         self.index.put(WORKSPACE_PREFIX + rel, content)
@@ -343,7 +351,8 @@ class SeatView:
             fields = record.get("fields") or {}
             if field is not None and (field not in fields or (value is not None and _as_text(fields[field]) != value)):
                 continue
-            if needle is not None and needle not in (record["title"] + "\n" + json.dumps(fields, ensure_ascii=False)).lower():
+            searchable = record["title"] + "\n" + json.dumps(fields, ensure_ascii=False)
+            if needle is not None and needle not in searchable.lower():
                 continue
             found.append(
                 RecordSummary(
@@ -351,7 +360,8 @@ class SeatView:
                     updated=record["updated"],
                 )
             )
-        return RecordList(records=found[offset : offset + limit], next_offset=_page(len(found), offset, limit), total=len(found))
+        page, next_offset = _page(found, offset, limit)
+        return RecordList(records=page, next_offset=next_offset, total=len(found))
 
     def get_record(self, id: str) -> RecordView:  # noqa: A002 - the spec's argument name
         record = self._record(id)
@@ -427,7 +437,9 @@ class SeatView:
         views.sort(key=lambda v: (v.date, v.time or "99:99", v.id))
         return views
 
-    def list_messages(self, kind: str | None = None, text: str | None = None, offset: int = 0, limit: int = 50) -> MessageList:
+    def list_messages(
+        self, kind: str | None = None, text: str | None = None, offset: int = 0, limit: int = 50
+    ) -> MessageList:
         needle = text.lower() if text else None
         found = [
             MessageSummary(**v.model_dump(include=set(MessageSummary.model_fields)))
@@ -435,7 +447,8 @@ class SeatView:
             if (kind is None or v.kind == kind)
             and (needle is None or needle in f"{v.subject or ''}\n{v.body}".lower())
         ]
-        return MessageList(messages=found[offset : offset + limit], next_offset=_page(len(found), offset, limit), total=len(found))
+        page, next_offset = _page(found, offset, limit)
+        return MessageList(messages=page, next_offset=next_offset, total=len(found))
 
     def read_message(self, id: str) -> MessageView:  # noqa: A002 - the spec's argument name
         check_id(id, what="message id", hint="use an id as list_messages lists it")
@@ -459,7 +472,9 @@ class SeatView:
         if reply_to is not None:
             self.read_message(reply_to)
         if len(body) > MAX_TEXT_CHARS or len(subject) > 1000:
-            raise CallRefused(f"sending is not allowed: the body may have at most {MAX_TEXT_CHARS} characters, the subject 1000")
+            raise CallRefused(
+                f"sending is not allowed: the body may have at most {MAX_TEXT_CHARS} characters, the subject 1000"
+            )
         _require_text("sending", subject, body)
         with self.state.lock:
             change = self._apply(
@@ -477,7 +492,9 @@ def _require_text(what: str, *texts: str) -> None:
         try:
             text.encode("utf-8")
         except UnicodeEncodeError:
-            raise CallRefused(f"{what} is not allowed: the text has an unpaired surrogate, so it is not valid text") from None
+            raise CallRefused(
+                f"{what} is not allowed: the text has an unpaired surrogate, so it is not valid text"
+            ) from None
 
 
 def _as_text(value: Any) -> str:

@@ -123,10 +123,11 @@ def _handler(view: SeatView, spec: ToolSpec) -> Callable[..., Any]:
                 note["state_change"] = change.model_dump(mode="json")
         if note is not None:
             note["outcome"] = "ok"
-        # Built here (not by the SDK from the model) so the result is dumped once, not re-validated.
+        # Built here (not by the SDK from the model) so the result is dumped once, not re-validated:
+        # the payload comes from our own validated model, so the envelope needs no validation either.
         payload = result.model_dump(mode="json")
-        text = json.dumps(payload, ensure_ascii=False)
-        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload)
+        text = TextContent.model_construct(type="text", text=json.dumps(payload, ensure_ascii=False))
+        return CallToolResult.model_construct(content=[text], structured_content=payload, is_error=False)
 
     call.__name__ = spec.name
     return call
@@ -180,7 +181,10 @@ class _LogCalls:
             raise
         finally:
             _NOTE.reset(token)
-        dumped = result.model_dump(mode="json", by_alias=True, exclude_none=True) if isinstance(result, BaseModel) else result
+        if isinstance(result, BaseModel):
+            dumped: Any = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+        else:
+            dumped = result
         is_error = bool(isinstance(dumped, dict) and dumped.get("isError"))
         outcome = note.get("outcome") or ("error" if is_error else "ok")
         detail = note.get("detail")

@@ -76,9 +76,12 @@ def stage_seat(
             _require_match(staged.config, world, rev, date, seat, f"overlay {overlay}")
             staged.temporary = temporary
             return staged
-        missing = [name for name, value in (("--world", world), ("--rev", rev), ("--date", date), ("--seat", seat)) if not value]
+        named = (("--world", world), ("--rev", rev), ("--date", date), ("--seat", seat))
+        missing = [name for name, value in named if not value]
         if missing:
-            raise UsageError(f"missing {', '.join(missing)}: name the world, revision, date and seat to serve (or --projection DIR)")
+            raise UsageError(
+                f"missing {', '.join(missing)}: name the world, revision, date and seat to serve (or --projection DIR)"
+            )
         assert world and rev and date and seat
         target = root / "projection"
         materialize(world, rev, date, seat, target)
@@ -109,10 +112,17 @@ def _stage_overlay(overlay: str, condition: str | None, root: Path) -> StagedSea
     return StagedSeat(projection=candidate / "projection", config=config, workspace=workspace, root=root)
 
 
-def _require_match(config: ToolConfig, world: str | None, rev: str | None, date: str | None, seat: str | None, what: str) -> None:
-    for name, given, actual in (("world", world, config.world), ("rev", rev, config.rev), ("date", date, config.date), ("seat", seat, config.seat)):
+def _require_match(
+    config: ToolConfig, world: str | None, rev: str | None, date: str | None, seat: str | None, what: str
+) -> None:
+    """Options given beside a projection or overlay must agree with it (a world may be named by path)."""
+    given_and_actual = {"world": (world, config.world), "rev": (rev, config.rev), "date": (date, config.date),
+                        "seat": (seat, config.seat)}
+    for name, (given, actual) in given_and_actual.items():
         if given is not None and given != actual and not (name == "world" and Path(given).name == actual):
-            raise UsageError(f"--{name} {given} does not match {what}, which is for {name} {actual}; drop --{name} or fix it")
+            raise UsageError(
+                f"--{name} {given} does not match {what}, which is for {name} {actual}; drop --{name} or fix it"
+            )
 
 
 def new_run_id(seat: str) -> str:

@@ -8,8 +8,10 @@ replaying the log's state changes onto the pre-task state reproduces `digest()` 
 
 The digest covers the projection fingerprint, every workspace file's SHA-256, and hash chains over
 each record's changes and over the sent messages, in canonical JSON; nothing in it depends on time,
-process or order of iteration, and it costs O(files + records touched) however long the run. This module must never consult a clock, a policy or the event log: permission is
-decided before a change gets here, and dates come from the projection.
+process or order of iteration, and it costs O(files + records touched) however long the run.
+
+This module must never consult a clock, a policy or the event log: permission is decided before a
+change gets here, and dates come from the projection.
 """
 
 from __future__ import annotations

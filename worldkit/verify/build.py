@@ -7,8 +7,10 @@ what verify compares is exactly what a run would stage.
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
+import datetime as dt
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from worldkit.canon import sha256_json
 from worldkit.materialize import materialize
@@ -26,18 +28,31 @@ class Built:
     seat: str
     manifest: Manifest
     root: Path
+    memo: dict[str, Any] = field(default_factory=dict, repr=False)
+    """Results computed from this (read-only) tree, kept for reuse: it never changes once built."""
 
     @property
     def key(self) -> tuple[str, str, str]:
         return (self.rev, self.date, self.seat)
 
     def tree(self) -> dict[str, str]:
-        """path → sha256 of what is actually on disk (manifest.json excluded)."""
-        return scan_tree(self.root)
+        """path → sha256 of what is actually on disk (manifest.json excluded), memoized."""
+        if "tree" not in self.memo:
+            self.memo["tree"] = scan_tree(self.root)
+        return dict(self.memo["tree"])
 
     def tree_sha256(self) -> str:
         """One digest of the on-disk tree (paths and file digests), independent of the manifest."""
         return sha256_json(sorted(self.tree().items()))
+
+    def future_dates(self, day: dt.date) -> list[tuple[str, str]]:
+        """Content on disk dated after `day` (see `worldkit.verify.audit.scan_dates`), memoized."""
+        from worldkit.verify.audit import scan_dates
+
+        key = f"future:{day.isoformat()}"
+        if key not in self.memo:
+            self.memo[key] = scan_dates(self.root, day)
+        return self.memo[key]
 
     def read(self, path: str) -> bytes:
         return (self.root / path).read_bytes()

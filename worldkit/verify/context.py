@@ -44,6 +44,11 @@ class VerifyContext:
     """Builds the seat's MCP server over a projection (None: worldkit.mcp.server.build_seat_server)."""
     tamper_staged: Callable[[Any], None] | None = None
     """Applied to each staged task right after staging (seeded violations inject faults here)."""
+    staged_from: dict[str, Path] | None = None
+    """Applied packages of a byte-identical world and overlays, by task label: copied instead of
+    re-applied (the mutation campaign's shortcut; apply is deterministic)."""
+    store: str | None = None
+    """Store URL whose run logs the event-log check verifies (None: that check is skipped)."""
     builder: Callable[[WorldPackage, str, str, str, Path], Built] = build_projection
     """Materializes (package, rev, date, seat) into a scratch folder; injectable for tests."""
     _builds: dict[Key, Built] = field(default_factory=dict, repr=False)

@@ -355,7 +355,13 @@ def run_mutations(
         failed = [r.id for r in results if r.status == "fail"]
         errored = [f"{r.id}: {r.reason}" for r in results if r.status == "error"]
         report.baseline_failures = failed + errored
-        reuse = _Reuse(tree_sha256(base.world), dict(baseline._builds))
+        staged = baseline.tasks_or_missing
+        reuse = _Reuse(
+            tree_sha256(base.world),
+            tree_sha256(base.overlays) if base.overlays else "",
+            dict(baseline._builds),
+            {t.label: t.out for t in staged if t.out is not None} if isinstance(staged, list) else {},
+        )
         # A check that already fails cannot show a mutation: leave it out, so that nothing is
         # counted as detected merely because the untouched world fails too.
         watched = [c for c in check_ids() if c not in set(failed) | {e.split(":")[0] for e in errored}]
@@ -370,6 +376,9 @@ def run_mutations(
     return report
 
 
+_WORLD_ONLY = {"date-conformance"}
+"""Checks whose inputs are the world source alone (nothing frozen, staged or served)."""
+
 _NEEDS_OVERLAYS = {"staged-byte-flip", "seeded:renamed-verifier-file", "seeded:deleted-evidence-source",
                    "seeded:verifier-file-on-candidate-side"}
 
@@ -379,7 +388,9 @@ class _Reuse:
     """Rebuilds of the untouched world, reused by mutations that leave the world's bytes alone."""
 
     world_sha256: str
+    overlays_sha256: str
     builds: dict[Any, Any]
+    staged: dict[str, Path]
 
 
 def tree_sha256(root: Path) -> str:
@@ -405,9 +416,13 @@ def _one(number: int, names: list[str], rng: random.Random, pristine: Pristine, 
     if "world" in injection.touches:
         reasons += changed_views(pristine, copy)
     try:
-        builds = reuse.builds if tree_sha256(copy.world) == reuse.world_sha256 else None
-        failed, errors = failing_checks(copy, fresh_dir(case_root, "run-"), injection, only=watched,
-                                        stop_on_fail=True, builds=builds)
+        same_world = tree_sha256(copy.world) == reuse.world_sha256
+        same_tasks = same_world and (tree_sha256(copy.overlays) if copy.overlays else "") == reuse.overlays_sha256
+        # date-conformance reads the world alone: an unchanged world gives the baseline's verdict.
+        only = [c for c in watched if not (same_world and c in _WORLD_ONLY)]
+        failed, errors = failing_checks(copy, fresh_dir(case_root, "run-"), injection, only=only, stop_on_fail=True,
+                                        builds=reuse.builds if same_world else None,
+                                        staged_from=reuse.staged if same_tasks else None)
         blocked = None
     except Exception as error:  # noqa: BLE001 - verify refuses a world that does not load, whatever the cause
         failed, errors, blocked = [], [], f"world does not load ({type(error).__name__})"

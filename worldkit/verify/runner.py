@@ -28,6 +28,7 @@ def open_context(
     server_factory: Callable[..., Any] | None = None,
     tamper_staged: Callable[[Any], None] | None = None,
     builder: Callable[..., Any] | None = None,
+    store: str | None = None,
 ) -> Iterator[VerifyContext]:
     """A verify context over `world` whose scratch folder is removed on exit."""
     package = world if isinstance(world, WorldPackage) else load_world(world)
@@ -40,6 +41,7 @@ def open_context(
             repeats=repeats,
             server_factory=server_factory,
             tamper_staged=tamper_staged,
+            store=store,
             **({"builder": builder} if builder is not None else {}),
         )
 
@@ -103,10 +105,12 @@ def verify_world(
     exclude_tags: Iterable[str] = (),
     scratch: Path | None = None,
     server_factory: Callable[..., Any] | None = None,
+    store: str | None = None,
 ) -> VerifyReport:
     """Run every check (or `only` those) on a world against its frozen manifests."""
     with open_context(
-        world, manifests=manifests, overlays=overlays, repeats=repeats, scratch=scratch, server_factory=server_factory
+        world, manifests=manifests, overlays=overlays, repeats=repeats, scratch=scratch, server_factory=server_factory,
+        store=store,
     ) as ctx:
         results = run_checks(ctx, only=only, exclude_tags=exclude_tags)
         return VerifyReport(world=ctx.package.id, checks=results)

@@ -398,6 +398,7 @@ def failing_checks(
     only: list[str] | None = None,
     stop_on_fail: bool = False,
     builds: dict[Key, Any] | None = None,
+    staged_from: dict[str, Path] | None = None,
 ) -> tuple[list[str], list[str]]:
     """(failed, errored) check ids of a verify run over a scratch copy (reproducibility checks excluded).
 

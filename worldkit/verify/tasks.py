@@ -8,6 +8,7 @@ original (the overlay itself, and so its digests, stay untouched).
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,6 +19,7 @@ from typing import Any
 from worldkit.errors import WorldkitError
 from worldkit.materialize.manifest import Manifest, read_manifest
 from worldkit.verify.context import ComponentMissing, VerifyContext
+from worldkit.verify.scratch import copy_tree
 
 OVERLAY_FILENAME = "overlay.yaml"
 
@@ -148,13 +150,18 @@ def stage_tasks(ctx: VerifyContext) -> list[StagedTask]:
             for condition in model.conditions:
                 task = StagedTask(overlay=model, source=path, condition=condition)
                 out = base / f"{number:03d}-{model.id}-{condition.replace(':', '-')}"
+                reused = (ctx.staged_from or {}).get(task.label)
                 try:
-                    result = apply_overlay(model, out, condition, allow_stale=True)
+                    if reused is not None:
+                        task.out = copy_tree(reused, out)
+                        task.summary = json.loads((out / "package.json").read_bytes())
+                    else:
+                        result = apply_overlay(model, out, condition, allow_stale=True)
+                        task.out = result.out
+                        task.summary = result.summary_model.model_dump(mode="json")
                 except WorldkitError as error:
                     task.error = error.message
                 else:
-                    task.out = result.out
-                    task.summary = result.summary_model.model_dump(mode="json")
                     if ctx.tamper_staged is not None:
                         ctx.tamper_staged(task)
                 staged.append(task)

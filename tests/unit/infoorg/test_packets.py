@@ -72,7 +72,7 @@ def test_packet_on_disk_and_digests(tmp_path: Path) -> None:
     packet = make_packet(selection(), seed=0)
     write_packets([packet], tmp_path / "out")
     root = tmp_path / "out" / "recap-001"
-    assert sorted(p.name for p in root.iterdir()) == ["candidate", "packet.json", "verifier"]
+    assert sorted(p.name for p in root.iterdir()) == ["candidate", "overlay.json", "packet.json", "verifier"]
     assert (root / "candidate" / "inbox" / "F001.txt").read_bytes() == packet.candidate["inbox/F001.txt"]
     assert load_reference(root) == packet.reference
     assert read_reference(root) == packet.reference

@@ -156,3 +156,13 @@ def test_killed_materialize_leaves_nothing(tmp_path: Path) -> None:
     materialize(world, "r1", "2026-01-01", "EMP-1", out)
     assert not list(tmp_path.glob(".out.tmp-*"))
     assert len(scan_tree(out)) == 20_002
+
+
+def test_parallel_rendering_gives_identical_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    world = write_synthetic_world(tmp_path / "w", 5_000)
+    results = {}
+    for jobs in ("1", "2", "3"):
+        monkeypatch.setenv("WORLDKIT_JOBS", jobs)
+        results[jobs] = materialize(world, "r1", "2026-01-01", "EMP-1", tmp_path / f"j{jobs}")
+    assert len({r.fingerprint for r in results.values()}) == 1
+    assert (tmp_path / "j1" / "manifest.json").read_bytes() == (tmp_path / "j3" / "manifest.json").read_bytes()

@@ -11,10 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.unit.mcp.seat_support import Run, error_text, permissive, project
+from worldkit.materialize.manifest import read_manifest
 from worldkit.mcp.replay import replay_run
 from worldkit.mcp.seat import CallRefused, SeatView
 from worldkit.mcp.state import MemoryWorkspace, SeatState, pre_task_state
-from worldkit.materialize.manifest import read_manifest
 
 pytestmark = pytest.mark.anyio
 

@@ -159,15 +159,16 @@ async def test_every_call_is_logged_with_the_digest_of_what_was_returned(s1: Run
 
 
 async def test_write_behind_log_keeps_order_flushes_changes_and_fails_closed(tmp_path: Path) -> None:
+    from mcp import Client
+
+    from tests.unit.mcp.seat_support import permissive
     from worldkit.errors import StoreError
     from worldkit.mcp.server import WriteBehindLog, build_seat_server
-    from tests.unit.mcp.seat_support import permissive
 
     projection = project(tmp_path, "S1")
     run = Run(projection)
     sink = WriteBehindLog(run.log)
     server = build_seat_server(projection, permissive(projection), event_log=sink)
-    from mcp import Client
 
     async with Client(server) as client:
         for _ in range(50):

@@ -44,7 +44,7 @@ def test_at_least_twelve_checks_with_id_purpose_and_fix() -> None:
 def test_a_sound_world_passes_every_check(mini: Frozen) -> None:
     report = verify_world(mini.world, manifests=mini.manifests, repeats=2)
     status = {c.id: c.status for c in report.checks}
-    assert status == {c: ("skip" if c in OVERLAY_CHECKS else "pass") for c in check_ids()}
+    assert status == {c: ("skip" if c in OVERLAY_CHECKS | {"event-logs"} else "pass") for c in check_ids()}
     assert report.exit_code == 0
     skipped = next(c for c in report.checks if c.id == "separation")
     assert skipped.reason and "no task overlays" in skipped.reason
@@ -237,3 +237,27 @@ def test_overlay_locks_catch_a_changed_package(tasks_world: Frozen) -> None:
     [item] = result.items
     assert (item.kind, item.where) == ("digest-mismatch", "cc1-triage[full]")
     assert item.path == "overlays/cc1-triage.json:verifier_sha256"
+
+
+def test_event_logs_are_checked_when_a_store_is_given(mini: Frozen, tmp_path: Path) -> None:
+    import sqlalchemy as sa
+
+    from worldkit.store import EventLog, Store
+
+    assert run(mini, "event-logs").status == "skip"
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    with Store.open(url) as store:
+        for run_id, seat in (("run-a", "S1"), ("run-b", "S2"), ("elsewhere", "EMP-OTHER")):
+            with EventLog(store, run_id, seat) as log:
+                for n in range(3):
+                    log.append("read_file", {"path": f"f{n}.md"}, "ok", "a" * 64)
+    result = run(mini, "event-logs", store=url)
+    assert (result.status, result.counts["runs"]) == ("pass", 2)
+    with Store.open(url) as store, store.engine.begin() as conn:
+        for trigger in ("log_events_no_update", "log_events_no_delete", "log_runs_head"):
+            conn.exec_driver_sql(f"DROP TRIGGER {trigger}")
+        conn.execute(sa.text("UPDATE log_events SET arguments = replace(arguments, 'f1', 'F1') "
+                             "WHERE run_id = 'run-b' AND seq = 2"))
+    result = run(mini, "event-logs", store=url)
+    [item] = result.items
+    assert (item.kind, item.seat, item.path) == ("hash_mismatch", "S2", "run run-b event 2")

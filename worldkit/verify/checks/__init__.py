@@ -64,13 +64,13 @@ ORDER = (
     "seat-repeat", "seat-views-distinct", "one-source-one-bytes", "date-conformance", "access-audit",
     "task-pairs-identical", "staged-workspaces", "package-integrity", "overlay-locks", "separation",
     "evidence-sufficiency",
-    "tool-surface",
+    "tool-surface", "event-logs",
 )  # fmt: skip
 """Report order: the frozen state first, then views, access, tasks and tools."""
 
 
 def _load_all() -> None:
-    from worldkit.verify.checks import access, frozen, tasks, tools, views  # noqa: F401  (importing registers)
+    from worldkit.verify.checks import access, frozen, logs, tasks, tools, views  # noqa: F401  (importing registers)
 
 
 def check_ids() -> list[str]:

@@ -44,7 +44,7 @@ class AccessAudit(BaseCheck):
                 built = ctx.rebuild((rev, date, seat))
             except WorldkitError:
                 continue  # reported by projection-rebuild
-            for path, when in scan_dates(built.root, day):
+            for path, when in built.future_dates(day):
                 report.add(Item(kind="future-dated", path=path, rev=rev, date=date, seat=seat, actual=when,
                                 where="rebuild", detail="content dated after the projection date"))
         staged = 0

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from worldkit.canon import sha256_json
 from worldkit.errors import WorldkitError
-from worldkit.materialize.manifest import Manifest, diff_tree
+from worldkit.materialize.manifest import Entry, Manifest, TreeDiff
 from worldkit.verify.checks import REPEAT, BaseCheck, register
 from worldkit.verify.context import VerifyContext
 from worldkit.verify.frozen import PROJECTIONS_DIR
@@ -161,15 +161,15 @@ class ProjectionRebuild(BaseCheck):
             except WorldkitError as error:
                 items.append(_ctx_item("unbuildable", key, detail=error.message))
                 continue
-            found = _compare(built.root, frozen, built.manifest, key)
+            found = _compare(built.tree(), frozen, built.manifest, key)
             items += found
             identical += not found
         return self.outcome(items, projections=len(ctx.readable), identical=identical)
 
 
-def _compare(root: Path, frozen: Manifest, rebuilt: Manifest, key: tuple[str, str, str]) -> list[Item]:
+def _compare(on_disk: dict[str, str], frozen: Manifest, rebuilt: Manifest, key: tuple[str, str, str]) -> list[Item]:
     items: list[Item] = []
-    diff = diff_tree(root, frozen.files)
+    diff = diff_against(on_disk, frozen.files)
     actual = {e.path: e.sha256 for e in rebuilt.files}
     expected = {e.path: e.sha256 for e in frozen.files}
     items += [_ctx_item("missing", key, path=p, expected=expected[p]) for p in diff.missing]
@@ -189,6 +189,16 @@ def _compare(root: Path, frozen: Manifest, rebuilt: Manifest, key: tuple[str, st
             items.append(_ctx_item("fingerprint", key, expected=frozen.fingerprint, actual=rebuilt.fingerprint,
                                    detail="same files, different inputs (revision digest, person or date)"))
     return items
+
+
+def diff_against(actual: dict[str, str], entries: list[Entry]) -> TreeDiff:
+    """What `diff_tree` reports, from an already scanned tree."""
+    expected = {e.path: e.sha256 for e in entries}
+    return TreeDiff(
+        missing=sorted(set(expected) - set(actual)),
+        changed=sorted((p, expected[p], actual[p]) for p in set(expected) & set(actual) if expected[p] != actual[p]),
+        unexpected=sorted(set(actual) - set(expected)),
+    )
 
 
 # -- reproducibility ---------------------------------------------------------------------------

@@ -109,8 +109,11 @@ class ToolSurface(BaseCheck):
                 continue  # reported by projection-rebuild
             bundle = json.loads(built.read("tools.json"))
             try:
-                server = factory(built.root, tool_config(built.manifest, bundle))
-                served = asyncio.run(_served(server))
+                served = built.memo.get("served") if ctx.server_factory is None else None
+                if served is None:
+                    served = asyncio.run(_served(factory(built.root, tool_config(built.manifest, bundle))))
+                    if ctx.server_factory is None:
+                        built.memo["served"] = served  # what the default server lists depends on the tree only
             except WorldkitError as error:
                 items.append(Item(kind="server-refused", rev=key[0], date=key[1], seat=key[2], detail=error.message))
                 continue

@@ -34,8 +34,10 @@ _DOT = re.compile(r"\b(\d{2})\.(\d{2})\.(20\d\d)\b")
 
 
 def day_dates(text: str) -> list[dt.date]:
-    """Every calendar day named in `text` (ISO, `2 Mar 2026`, `March 2, 2026`)."""
+    """Every calendar day named in `text` (ISO, `2 Mar 2026`, `March 2, 2026`, `02.03.2026`)."""
     found: list[dt.date] = []
+    if "20" not in text:
+        return found
     for y, m, d in _ISO.findall(text):
         try:
             found.append(D(int(y), int(m), int(d)))
@@ -55,7 +57,8 @@ def day_dates(text: str) -> list[dt.date]:
 
 def _strings(value: Any):
     if isinstance(value, str):
-        yield value
+        if len(value) >= 8:
+            yield value
     elif isinstance(value, dict):
         for v in value.values():
             yield from _strings(v)

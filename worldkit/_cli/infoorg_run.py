@@ -1,0 +1,123 @@
+"""`worldkit infoorg serve` and `worldkit infoorg run`: a packet's organizer, served or driven.
+
+Thin adapters over `worldkit.infoorg.overlays` (check the packet's overlay, stage its workspace,
+run an agent and score the result) and `worldkit.mcp.organizer` (the MCP server). Every tool
+call goes to the store's event log as the overlay's seat. Over stdio, stdout carries the
+protocol; what is being served goes to stderr.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from enum import Enum
+from pathlib import Path
+
+import typer
+
+from worldkit._cli.infoorg_group import infoorg_app
+from worldkit._cli.output import echo_json
+
+STORE_HELP = (
+    "Store URL for the event log (sqlite:///path or postgresql+psycopg://…); default "
+    "$WORLDKIT_STORE, else .worldkit/store.db here."
+)
+
+
+class Transport(str, Enum):
+    stdio = "stdio"
+    http = "http"
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.2f}"
+
+
+@infoorg_app.command("serve")
+def serve_command(
+    packet: Path = typer.Option(..., "--packet", metavar="DIR", help="Packet directory."),
+    workspace: Path = typer.Option(
+        ..., "--workspace", metavar="DIR",
+        help="The agent's record tree; staged from the packet's inbox when missing or empty.",
+    ),
+    transport: Transport = typer.Option(Transport.stdio, "--transport", help="stdio or http."),
+    host: str = typer.Option("127.0.0.1", "--host", help="HTTP: address to listen on."),
+    port: int = typer.Option(8000, "--port", help="HTTP: port to listen on."),
+    store: str | None = typer.Option(None, "--store", help=STORE_HELP),
+    run_id: str | None = typer.Option(
+        None, "--run-id", help="Run id for the event log (default: a new one)."
+    ),
+) -> None:
+    """Serve a packet's organizer tools (list, read, search, move, check inventory) over MCP.
+
+    Checks the packet and its overlay first; logs every call to the run's event log.
+    """
+    from worldkit.infoorg.overlays import check_overlay, inbox_inventory, stage_workspace
+    from worldkit.mcp.organizer import build_organizer_server
+    from worldkit.mcp.session import new_run_id, open_run
+    from worldkit.mcp.stdio import run_stdio
+    from worldkit.store import Store
+
+    overlay = check_overlay(packet)
+    staged = stage_workspace(packet, workspace)
+    with Store.open(store) as opened:
+        run = run_id or new_run_id(overlay.seat)
+        # The log is written before each call returns, so no move reaches the agent unlogged.
+        with open_run(opened, run, overlay.seat) as log:
+            server = build_organizer_server(
+                workspace, event_log=log, inventory=inbox_inventory(packet)
+            )
+            typer.echo(
+                f"serving packet {overlay.id} as seat {overlay.seat} ({overlay.world} {overlay.rev} "
+                f"{overlay.date}) over {transport.value}: {', '.join(overlay.tools)}; workspace "
+                f"{workspace} ({'fresh inbox' if staged else 'resumed'}); run {run} in store "
+                f"{opened.url}",
+                err=True,
+            )
+            signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+            if transport is Transport.stdio:
+                run_stdio(server)
+            else:
+                server.run("streamable-http", host=host, port=port)
+
+
+@infoorg_app.command("run")
+def run_command(
+    packet: Path = typer.Option(..., "--packet", metavar="DIR", help="Packet directory."),
+    agent: str = typer.Option(
+        ..., "--agent",
+        help="noop, baseline:flat, baseline:fixed, baseline:silhouette or baseline:random[:SEED].",
+    ),
+    out: Path = typer.Option(
+        Path("runs"), "--out", metavar="DIR", help="Folder that receives the run's folder."
+    ),
+    store: str | None = typer.Option(None, "--store", help=STORE_HELP),
+    run_id: str | None = typer.Option(None, "--run-id", help="Run id (default: a new one)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object (0–1 scale)."),
+) -> None:
+    """Run an agent on a packet through the organizer tools, then score the tree it left.
+
+    The run folder holds the workspace and result.json; the calls are in the event log.
+    """
+    from worldkit.infoorg.baselines import packet_agent
+    from worldkit.infoorg.overlays import run_packet
+    from worldkit.infoorg.packets import read_packet_info
+    from worldkit.store import Store
+
+    chosen = packet_agent(agent, read_packet_info(packet).task_id)
+    with Store.open(store) as opened:
+        result = run_packet(packet, chosen, opened, out=out, run_id=run_id)
+    if as_json:
+        echo_json(result.model_dump(mode="json"))
+        return
+    score = result.score
+    typer.echo(f"run {result.run_id}: {result.task_id} · {result.agent} · seat {result.seat}")
+    typer.echo(f"S {_pct(score.S if score.valid else 0.0)}  category {score.category or 'n/a'}  "
+               f"valid {'yes' if score.valid else 'no'}")
+    typer.echo(f"F1_bal {_pct(score.f1_bal)}  E {_pct(score.E)}  triplet F1 {_pct(score.triplet_f1)}")
+    typer.echo(f"events {result.events}  replay {'matches' if result.replay_matches else 'DIFFERS'}")
+    typer.echo(f"run folder: {result.run_dir}")
+
+
+def register(app: typer.Typer) -> None:  # noqa: ARG001 - commands live on the infoorg group
+    """Commands are added to `infoorg_app` when this module is imported."""

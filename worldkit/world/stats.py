@@ -1,0 +1,101 @@
+"""Size figures of a world at a date: people, seats, files per seat, records, messages, overlays.
+
+Library only (`worldkit world stats` prints it). Files per seat are counted from the seat's
+projection plan (the documents on its drives at the date, i.e. the `files/` entries a
+materialization would write), without writing anything. Overlays and their criteria are counted
+through the overlay package's loader; an overlay that fails to load is reported, not counted.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any
+
+from worldkit.access import Policy
+from worldkit.errors import WorldkitError
+from worldkit.materialize.project import plan_projection
+from worldkit.timeline import as_of
+from worldkit.world.load import WorldPackage
+
+__all__ = ["WorldStats", "world_stats"]
+
+
+@dataclass(frozen=True)
+class WorldStats:
+    """What `world_stats` measured."""
+
+    world: str
+    rev: str
+    date: dt.date
+    people: int
+    seats: list[str]
+    files_per_seat: dict[str, int]
+    records: int
+    messages: int
+    overlays: int
+    criteria: int
+    overlay_errors: dict[str, str] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        """One JSON object; `people`, `files_per_seat`, `records`, `messages`, `overlays` and
+        `criteria` are the stable keys."""
+        return {
+            "world": self.world,
+            "rev": self.rev,
+            "date": self.date.isoformat(),
+            "people": self.people,
+            "seats": self.seats,
+            "files_per_seat": dict(sorted(self.files_per_seat.items())),
+            "records": self.records,
+            "messages": self.messages,
+            "overlays": self.overlays,
+            "criteria": self.criteria,
+            "overlay_errors": dict(sorted(self.overlay_errors.items())),
+        }
+
+
+def _overlay_counts(world_id: str) -> tuple[int, int, dict[str, str]]:
+    """(overlays, criteria, errors) for the world's overlays; zeros when there is no overlay package."""
+    try:
+        from worldkit.overlay.load import find_overlays, load_overlay
+    except ImportError:  # the overlay package is optional for a bare world
+        return 0, 0, {}
+    overlays = criteria = 0
+    errors: dict[str, str] = {}
+    for path in find_overlays(world_id):
+        try:
+            overlay = load_overlay(path)
+        except WorldkitError as error:
+            errors[str(path)] = error.message
+            continue
+        overlays += 1
+        criteria += len(overlay.rubric)
+    return overlays, criteria, errors
+
+
+def world_stats(package: WorldPackage, date: dt.date, rev: str | None = None) -> WorldStats:
+    """Counts for `package` at `date` in revision `rev` (default: the latest revision).
+
+    `people` counts the persons of the revision (external contacts included, as they are
+    people the world knows); `records` and `messages` count what exists on `date`.
+    """
+    name = rev or package.revision_names[-1]
+    state = package.revision(name)
+    snapshot = as_of(state, date)
+    policy = Policy(state)
+    files = {seat: len(plan_projection(state, date, seat, policy).documents) for seat in sorted(state.seats)}
+    overlays, criteria, errors = _overlay_counts(package.id)
+    return WorldStats(
+        world=package.id,
+        rev=name,
+        date=date,
+        people=len(state.people),
+        seats=sorted(state.seats),
+        files_per_seat=files,
+        records=len(snapshot.records),
+        messages=len(snapshot.messages),
+        overlays=overlays,
+        criteria=criteria,
+        overlay_errors=errors,
+    )

@@ -157,3 +157,42 @@ def test_mutations_json(mini: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert mutations["attempted"] == 6
     assert {"attempted", "projection_changing", "detected", "rate"} <= mutations.keys()
     assert mutations["undetected_projection_changing"] == []
+
+
+# -- the demo world, end to end (needs its frozen manifests under manifests/pharmaco_demo/) -------
+
+
+@pytest.mark.slow
+def test_demo_world_verifies(capsys: pytest.CaptureFixture[str]) -> None:
+    if not (REPO / "manifests" / "pharmaco_demo" / "revisions.json").is_file():
+        pytest.skip("the demo world is not frozen (run `worldkit freeze --world pharmaco_demo`)")
+    code = run(["verify", "--world", "pharmaco_demo", "--json"])
+    body = json.loads(capsys.readouterr().out)
+    assert code == 0, [c for c in body["checks"] if c["status"] != "pass"]
+    assert {c["status"] for c in body["checks"]} <= {"pass", "skip"}
+    assert [c["id"] for c in body["checks"] if c["status"] == "skip"] == ["event-logs"]
+    record = body["validation"]
+    assert record["world_rebuilds"]["identical"] == 3
+    assert record["seat_materializations"]["attempted"] == record["seat_materializations"]["identical"] == 18
+    assert record["access_audit"]["unauthorized_exposures"] == 0
+
+
+@pytest.mark.slow
+def test_demo_staged_workspace_edit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from worldkit.verify.tasks import overlay_files
+
+    overlays = overlay_files(REPO / "overlays" / "pharmaco_demo")
+    if not overlays:
+        pytest.skip("the demo world has no overlays yet")
+    out = tmp_path / "staged"
+    assert run(["overlay", "apply", str(overlays[0]), "--out", str(out), "--json"]) == 0
+    capsys.readouterr()
+    assert run(["verify", "--workspace", str(out / "candidate")]) == 0
+    capsys.readouterr()
+    victim = sorted(p for p in (out / "candidate" / "projection" / "files").rglob("*") if p.is_file())[0]
+    raw = bytearray(victim.read_bytes())
+    raw[len(raw) // 2] ^= 0x04
+    victim.write_bytes(bytes(raw))
+    assert run(["verify", "--workspace", str(out / "candidate")]) == 1
+    rel = victim.relative_to(out / "candidate").as_posix()
+    assert f"- changed {rel} expected " in capsys.readouterr().out

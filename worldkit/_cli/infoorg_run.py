@@ -100,11 +100,10 @@ def run_command(
     The run folder holds the workspace and result.json; the calls are in the event log.
     """
     from worldkit.infoorg.baselines import packet_agent
-    from worldkit.infoorg.overlays import run_packet
-    from worldkit.infoorg.packets import read_packet_info
+    from worldkit.infoorg.overlays import load_overlay, run_packet
     from worldkit.store import Store
 
-    chosen = packet_agent(agent, read_packet_info(packet).task_id)
+    chosen = packet_agent(agent, load_overlay(packet).id)
     with Store.open(store) as opened:
         result = run_packet(packet, chosen, opened, out=out, run_id=run_id)
     if as_json:

@@ -36,7 +36,7 @@ from worldkit.canon import canonical_bytes, pretty_json, sha256_file
 from worldkit.errors import CheckFailed, InvalidOverlay, OutputExists, UsageError
 from worldkit.infoorg.check import REFERENCE_PATH, StructureScoreCheck, register
 from worldkit.infoorg.instructions import render_criterion, render_tool_instruction
-from worldkit.infoorg.packets import PacketInfo, check_packet_dir, read_packet_info
+from worldkit.infoorg.packets import PacketInfo, check_packet_dir
 from worldkit.infoorg.scoring import StructureScore, score_workspace
 from worldkit.infoorg.sources.records import Family
 from worldkit.infoorg.validity import check_workspace
@@ -73,6 +73,8 @@ PROHIBITED: tuple[str, ...] = (
     "creating files or folders in the working root other than hierarchy folders",
     "folder names that are empty, contain / or \\, are . or .., end in .txt or look like a record id",
 )
+MESSAGE_CHARS_MAX = 100_000
+"""Longest final message kept in a run result; the declaration of 60 records takes ~4,000."""
 _FAMILY_RECORDS = {
     "design": "design-document excerpts",
     "recap": "meeting-summary sentences",
@@ -269,8 +271,10 @@ def check_overlay(packet_dir: Path, *, fresh: bool = True) -> PacketOverlay:
     projection still has the pinned fingerprint. Raises `CheckFailed` naming what differs.
     """
     packet_dir = Path(packet_dir)
-    info = check_packet_dir(packet_dir)
     overlay = load_overlay(packet_dir)
+    if not (packet_dir / "packet.json").is_file():
+        raise InvalidOverlay("no packet.json beside the overlay; rebuild the packet", file=packet_dir)
+    info = check_packet_dir(packet_dir)
     where = packet_dir / OVERLAY_FILE
     expected = PacketRef(
         task_id=info.task_id,
@@ -371,7 +375,7 @@ class PacketRun(_Frozen):
     replay_matches: bool
     """Replaying the logged moves onto a fresh inbox reproduces the captured tree."""
     agent_message: str
-    """The agent's final message (truncated to 2,000 characters)."""
+    """The agent's final message (the paper's JSON declaration), cut at `MESSAGE_CHARS_MAX`."""
     score: StructureScore
     """The Structure Score of the captured workspace."""
     rubric: dict[str, tuple[bool, str]]
@@ -450,7 +454,7 @@ def run_packet(
         events=len(events),
         event_log_head=events[-1]["hash"] if events else "",
         replay_matches=replayed == captured,
-        agent_message=outcome.final_message[:2000],
+        agent_message=outcome.final_message[:MESSAGE_CHARS_MAX],
         score=score,
         rubric={cid: (verdict.passed, verdict.detail) for cid, verdict in rubric.items()},
     )

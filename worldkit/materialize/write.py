@@ -11,16 +11,15 @@ import hashlib
 import multiprocessing
 import os
 import platform
-import shutil
 import sys
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
 
 from worldkit import __version__
-from worldkit.errors import OutputExists, UsageError
+from worldkit._fs import atomic_directory
+from worldkit.errors import UsageError
 from worldkit.materialize.manifest import Entry, Environment, Inputs, Manifest, write_manifest
 from worldkit.materialize.project import PlannedFile, Projection, plan_projection
 from worldkit.world.load import WorldPackage, load_world
@@ -61,26 +60,6 @@ class ProjectionResult:
             "seat": inputs.seat,
             "out": str(self.out),
         }
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _sweep_stale(out: Path) -> None:
-    for stale in out.parent.glob(f".{out.name}.tmp-*"):
-        try:
-            pid = int(stale.name.rsplit("-", 2)[-2])
-        except (ValueError, IndexError):
-            continue
-        if not _pid_alive(pid):
-            shutil.rmtree(stale, ignore_errors=True)
 
 
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
@@ -206,22 +185,6 @@ def materialize(
     state = package.revision(rev)
     projection = plan_projection(state, day, seat)
     out = Path(out).absolute()
-    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not force:
-        raise OutputExists(f"output directory {out} exists and is not empty; pass --force to replace it")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    _sweep_stale(out)
-    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    tmp.mkdir()
-    try:
+    with atomic_directory(out, force=force) as tmp:
         manifest = write_projection(projection, tmp)
-        if out.exists():
-            trash = out.parent / f".{out.name}.old-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-            os.rename(out, trash)
-            os.rename(tmp, out)
-            shutil.rmtree(trash, ignore_errors=True)
-        else:
-            os.rename(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return ProjectionResult(out=out, manifest=manifest)

@@ -14,7 +14,7 @@ import argparse
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Annotated, Any, Protocol, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -22,6 +22,7 @@ from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
 from worldkit.canon import sha256_json
+from worldkit.store.eventlog import EventSink
 from worldkit.infoorg.organizer import (
     LIST_PAGE_MAX,
     READ_LENGTH_MAX,
@@ -44,20 +45,6 @@ INSTRUCTIONS = (
     "check_inventory reports only integrity and placement state. The final files on disk are "
     "the outcome; no hidden reference, score or grouping-quality feedback is available."
 )
-
-
-class EventSink(Protocol):
-    """Where tool calls are logged (`worldkit.store.eventlog.EventLog` satisfies it)."""
-
-    def append(
-        self,
-        tool: str,
-        arguments: Mapping[str, Any],
-        outcome: str,
-        result_digest: str | None,
-        detail: Mapping[str, Any] | None = None,
-        state_change: Mapping[str, Any] | None = None,
-    ) -> Any: ...
 
 
 # What the tool body learned about the call, read back by the middleware after the call.

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -30,6 +30,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
 from worldkit.canon import sha256_json
+from worldkit.store.eventlog import EventSink
 from worldkit.errors import StoreError
 from worldkit.mcp.results import (
     FileList,
@@ -70,20 +71,6 @@ _RESULTS: dict[str, type[BaseModel]] = {
     "read_message": MessageView,
     "send_message": SendResult,
 }
-
-
-class EventSink(Protocol):
-    """Where tool calls are logged (`worldkit.store.EventLog` satisfies it)."""
-
-    def append(
-        self,
-        tool: str,
-        arguments: Mapping[str, Any],
-        outcome: str,
-        result_digest: str | None,
-        detail: Mapping[str, Any] | None = None,
-        state_change: Mapping[str, Any] | None = None,
-    ) -> Any: ...
 
 
 # What the tool body learned about the call, read back by the logging middleware.

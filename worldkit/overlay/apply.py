@@ -20,9 +20,7 @@ nothing behind. Applying twice gives identical digests.
 
 from __future__ import annotations
 
-import os
 import shutil
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -30,7 +28,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from worldkit.canon import pretty_json, sha256_bytes, sha256_json
-from worldkit.errors import InvalidOverlay, OutputExists, UsageError
+from worldkit._fs import atomic_directory
+from worldkit.errors import InvalidOverlay, UsageError
 from worldkit.materialize import Manifest, materialize
 from worldkit.materialize.manifest import MANIFEST_NAME, TreeDiff, manifest_bytes, scan_tree
 from worldkit.overlay._paths import confined
@@ -303,23 +302,8 @@ def apply_overlay(
     world = overlay_world(model)
     references = reference_bytes(model)
     out = Path(out).absolute()
-    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not force:
-        raise OutputExists(f"output directory {out} exists and is not empty; pass --force to replace it")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    tmp.mkdir()
-    try:
+    with atomic_directory(out, force=force) as tmp:
         summary = _build(model, world, packet, condition, references, tmp, allow_stale)
-        if out.exists():
-            trash = out.parent / f".{out.name}.old-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-            os.rename(out, trash)
-            os.rename(tmp, out)
-            shutil.rmtree(trash, ignore_errors=True)
-        else:
-            os.rename(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return PackageResult(out=out, overlay=model, summary_model=summary)
 
 

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
 from types import TracebackType
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, Protocol, TypedDict
 
 import sqlalchemy as sa
 from pydantic import AwareDatetime, BaseModel, ConfigDict, field_serializer
@@ -110,6 +110,20 @@ class EventInput(TypedDict, total=False):
 def genesis_hash(run_id: str) -> str:
     """The `prev_hash` of a run's first event: fixed by the run id alone."""
     return sha256_json({"genesis": run_id, "log": "worldkit.eventlog", "v": LOG_VERSION})
+
+
+class EventSink(Protocol):
+    """Where tool calls are logged (`EventLog` satisfies it; servers accept any such sink)."""
+
+    def append(
+        self,
+        tool: str,
+        arguments: Mapping[str, Any],
+        outcome: str,
+        result_digest: str | None,
+        detail: Mapping[str, Any] | None = None,
+        state_change: Mapping[str, Any] | None = None,
+    ) -> Any: ...
 
 
 class EventLog:

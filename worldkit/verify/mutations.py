@@ -21,7 +21,7 @@ import random
 import shutil
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -261,25 +261,25 @@ MUTATORS: dict[str, Mutator] = {
 # -- the oracle --------------------------------------------------------------------------------
 
 
-def changed_views(pristine: Pristine, copy: ScratchCopy) -> list[str]:
-    """The frozen (rev, date, seat) whose rebuilt view differs from the frozen one (why, for each)."""
+def views(world: Path, keys: list[tuple[str, str, str]]) -> dict[tuple[str, str, str], tuple[str, ...]] | str:
+    """What each (rev, date, seat) of `keys` shows, rebuilt in memory from the world source alone:
+    `("bundle", sha)` plus sorted `(path, sha)`; a view that cannot be built is `("error", why)`.
+    A world that does not load gives the reason as a string."""
     try:
-        package = load_world(copy.world)
+        package = load_world(world)
     except WorldkitError as error:
-        return [f"world no longer loads: {error.message}"]
+        return error.message
     except Exception as error:  # noqa: BLE001 - a mutated generator may fail in any way
-        return [f"world no longer loads: {type(error).__name__}: {error}"]
-    changed: list[str] = []
+        return f"{type(error).__name__}: {error}"
+    found: dict[tuple[str, str, str], tuple[str, ...]] = {}
     shared: dict[tuple[str, str], dict[str, str]] = {}
-    for key, frozen in sorted(pristine.frozen.items()):
+    for key in sorted(keys):
         rev, date, seat = key
-        label = "/".join(key)
         # Shared files render from the seat-independent snapshot: digest each once per (rev, date).
         cache = shared.setdefault((rev, date), {})
         try:
-            state = package.revision(rev)
-            projection = plan_projection(state, dt.date.fromisoformat(date), seat)
-            view = {}
+            projection = plan_projection(package.revision(rev), dt.date.fromisoformat(date), seat)
+            view: dict[str, str] = {}
             for planned in projection.files():
                 if planned.path in SEAT_SPECIFIC:
                     view[planned.path] = sha256_bytes(planned.produce())
@@ -287,12 +287,22 @@ def changed_views(pristine: Pristine, copy: ScratchCopy) -> list[str]:
                     if planned.path not in cache:
                         cache[planned.path] = sha256_bytes(planned.produce())
                     view[planned.path] = cache[planned.path]
-            bundle = projection.bundle()["sha256"]
+            found[key] = ("bundle", projection.bundle()["sha256"], *(f"{p} {h}" for p, h in sorted(view.items())))
         except Exception as error:  # noqa: BLE001 - any failure to build is a changed view
-            changed.append(f"{label}: cannot be built ({getattr(error, 'message', error)})")
-            continue
-        if view != {e.path: e.sha256 for e in frozen.files} or bundle != frozen.tool_bundle_sha256:
-            changed.append(label)
+            found[key] = ("error", str(getattr(error, "message", error)))
+    return found
+
+
+def changed_views(before: dict[tuple[str, str, str], tuple[str, ...]], world: Path) -> list[str]:
+    """The (rev, date, seat) whose view differs between `before` and the world now (why, for each)."""
+    after = views(world, list(before))
+    if isinstance(after, str):
+        return [f"world no longer loads: {after}"]
+    changed = []
+    for key in sorted(before):
+        if after[key] != before[key]:
+            label = "/".join(key)
+            changed.append(f"{label}: cannot be built ({after[key][1]})" if after[key][0] == "error" else label)
     return changed
 
 
@@ -350,6 +360,9 @@ def run_mutations(
     with scratch_dir(scratch, prefix="worldkit-mutations-") as root:
         base = prepare_copy(world, root / "base", manifests, overlays)
         pristine = load_pristine(base)
+        before = views(base.world, pristine.keys)
+        if isinstance(before, str):
+            raise WorldkitError(f"the world does not load: {before}")
         baseline = copy_context(base, fresh_dir(root, "baseline-"))
         results = run_checks(baseline, exclude_tags={REPEAT})
         failed = [r.id for r in results if r.status == "fail"]
@@ -370,7 +383,7 @@ def run_mutations(
             names = [n for n in names if n not in _NEEDS_OVERLAYS]
         for number in range(1, count + 1):
             case_root = fresh_dir(root, f"m{number:04d}-")
-            row = _one(number, names, rng, pristine, base, case_root, watched, reuse)
+            row = _one(number, names, rng, pristine, base, case_root, watched, replace(reuse, views=before))
             report.rows.append(row)
             shutil.rmtree(case_root, ignore_errors=True)
     return report
@@ -391,6 +404,8 @@ class _Reuse:
     overlays_sha256: str
     builds: dict[Any, Any]
     staged: dict[str, Path]
+    views: dict[Any, Any] = field(default_factory=dict)
+    """What every frozen (rev, date, seat) shows before any mutation (the oracle's reference)."""
 
 
 def tree_sha256(root: Path) -> str:
@@ -414,7 +429,7 @@ def _one(number: int, names: list[str], rng: random.Random, pristine: Pristine, 
         raise RuntimeError("no applicable mutation kind")
     reasons: list[str] = []
     if "world" in injection.touches:
-        reasons += changed_views(pristine, copy)
+        reasons += changed_views(reuse.views, copy.world)
     try:
         same_world = tree_sha256(copy.world) == reuse.world_sha256
         same_tasks = same_world and (tree_sha256(copy.overlays) if copy.overlays else "") == reuse.overlays_sha256

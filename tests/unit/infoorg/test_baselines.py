@@ -66,6 +66,12 @@ def test_cosine_distances() -> None:
     assert np.all(cosine_distances(["!", "?"]) == np.array([[0, 1], [1, 0]]))
 
 
+def test_stop_words_are_removed_before_tf_idf_unless_asked_not_to() -> None:
+    texts = ["the cat sat on the mat", "the dog ran to the door"]
+    assert cosine_distances(texts)[0, 1] == pytest.approx(1)  # nothing but stop words shared
+    assert cosine_distances(texts, stop_words=None)[0, 1] < 1
+
+
 def test_flat_and_fixed_cuts() -> None:
     ids, texts, reference = corpus()
     linkage = average_linkage(cosine_distances(texts))

@@ -8,7 +8,7 @@ import pytest
 
 from tests.unit.verify.conftest import Frozen, tree_digest
 from worldkit.verify.inject import edit_changeset
-from worldkit.verify.mutations import MUTATORS, changed_views, run_mutations
+from worldkit.verify.mutations import MUTATORS, changed_views, run_mutations, views
 from worldkit.verify.scratch import ScratchCopy
 from worldkit.verify.seeded import load_pristine
 
@@ -48,16 +48,27 @@ def _copy(tmp_path: Path, frozen: Frozen) -> ScratchCopy:
 
 def test_the_oracle_tells_visible_changes_from_invisible_ones(mini: Frozen, tmp_path: Path) -> None:
     base = _copy(tmp_path / "base", mini)
-    pristine = load_pristine(base)
+    before = views(base.world, load_pristine(base).keys)
+    assert isinstance(before, dict) and len(before) == 6
     invisible = base.clone(tmp_path / "a")
     edit_changeset(invisible.world, "r1", update={"permissions": [{"id": "R-QMS", "set": {"description": "reworded"}}]})
-    assert changed_views(pristine, invisible) == []
+    assert changed_views(before, invisible.world) == []
     visible = base.clone(tmp_path / "b")
     edit_changeset(visible.world, "r1", update={"permissions": [{"id": "R-DESK", "set": {"subject": {"everyone": True}}}]})
-    assert "r1/2025-07-01/S2" in changed_views(pristine, visible)
+    assert changed_views(before, visible.world) == ["r1/2025-07-01/S2", "r1/2025-07-01/S4", "r2/2025-07-01/S2",
+                                                    "r2/2025-07-01/S4"]
     broken = base.clone(tmp_path / "c")
     (broken.world / "world.yaml").write_text("revisions: [")
-    assert changed_views(pristine, broken)[0].startswith("world no longer loads")
+    assert changed_views(before, broken.world)[0].startswith("world no longer loads")
+
+
+def test_the_oracle_agrees_with_the_frozen_manifests(mini: Frozen, tmp_path: Path) -> None:
+    base = _copy(tmp_path / "base", mini)
+    pristine = load_pristine(base)
+    before = views(base.world, pristine.keys)
+    for key, manifest in pristine.frozen.items():
+        listed = ("bundle", manifest.tool_bundle_sha256, *sorted(f"{e.path} {e.sha256}" for e in manifest.files))
+        assert before[key] == listed
 
 
 def test_a_campaign_without_overlays_skips_task_kinds(mini: Frozen) -> None:

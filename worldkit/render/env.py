@@ -44,6 +44,22 @@ def build_environment(templates: Mapping[str, str]) -> ImmutableSandboxedEnviron
     return env
 
 
+_ENVIRONMENTS: dict[tuple[tuple[str, str], ...], tuple[ImmutableSandboxedEnvironment, dict[str, jinja2.Template]]] = {}
+
+
+def _environment_for(
+    templates: Mapping[str, str],
+) -> tuple[ImmutableSandboxedEnvironment, dict[str, jinja2.Template]]:
+    """One environment (and compiled-template cache) per distinct set of template sources."""
+    key = tuple(sorted(templates.items()))
+    cached = _ENVIRONMENTS.get(key)
+    if cached is None:
+        if len(_ENVIRONMENTS) > 16:
+            _ENVIRONMENTS.clear()
+        cached = _ENVIRONMENTS[key] = (build_environment(templates), {})
+    return cached
+
+
 @dataclass(frozen=True)
 class RenderContext:
     """What every template sees besides its own item: the world as of the snapshot date."""
@@ -73,8 +89,7 @@ class Renderer:
 
     def __init__(self, snapshot: Snapshot) -> None:
         self.context = RenderContext(snapshot)
-        self.env = build_environment(snapshot.state.templates)
-        self._compiled: dict[str, jinja2.Template] = {}
+        self.env, self._compiled = _environment_for(snapshot.state.templates)
         self._contexts: dict[dt.date, RenderContext] = {snapshot.date: self.context}
 
     def _context_on(self, date: dt.date) -> RenderContext:
@@ -93,7 +108,7 @@ class Renderer:
     def _render(self, template: str, item: dict[str, Any], what: str, context: RenderContext | None = None) -> str:
         try:
             return self._template(template).render(doc=item, world=(context or self.context).world)
-        except jinja2.TemplateError as error:
+        except Exception as error:  # noqa: BLE001 - jinja errors and errors raised inside templates alike
             raise InvalidWorld(
                 f"template {template!r} failed for {what}: {error}. Fix the template or the item's vars "
                 "(templates see only `doc` and `world`, as of the projection date)",

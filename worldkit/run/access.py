@@ -84,7 +84,8 @@ def _satisfies(item: EvidenceItem, exposure: Exposure) -> bool:
         return False
     if item.anchor and item.anchor not in exposure.text:
         return False
-    return all(f in exposure.fields for f in item.fields)
+    # A field is named bare (`assay_pct`, `status`) or dotted (`fields.assay_pct`).
+    return all(f in exposure.fields or f"fields.{f}" in exposure.fields for f in item.fields)
 
 
 def evidence_access(overlay: Overlay, view: Any, events: Iterable[Mapping[str, Any]]) -> AccessReport:

@@ -42,8 +42,8 @@ class VerifyContext:
     """Rebuilds and per-seat materializations compared for reproducibility."""
     server_factory: Callable[..., Any] | None = None
     """Builds the seat's MCP server over a projection (None: worldkit.mcp.server.build_seat_server)."""
-    tamper_staged: Callable[[Any], None] | None = None
-    """Applied to each staged task right after staging (seeded violations inject faults here)."""
+    tamper_staged: Callable[[list[Any]], None] | None = None
+    """Called once with every staged task right after staging (seeded violations inject faults here)."""
     staged_from: dict[str, Path] | None = None
     """Applied packages of a byte-identical world and overlays, by task label: copied instead of
     re-applied (the mutation campaign's shortcut; apply is deterministic)."""

@@ -34,7 +34,7 @@ class Injection:
 
     description: str
     server_factory: Callable[..., Any] | None = None
-    tamper_staged: Callable[[Any], None] | None = None
+    tamper_staged: Callable[[list[Any]], None] | None = None
     touches: set[str] = field(default_factory=set)
     """Which artifacts are changed: `world`, `manifests`, `staged-candidate`, `staged-verifier`, `server`."""
     notes: list[str] = field(default_factory=list)

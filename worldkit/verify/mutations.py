@@ -16,12 +16,11 @@ verify fail (a world that no longer loads counts as detected: verify refuses to 
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import random
 import shutil
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +31,7 @@ from worldkit.materialize.project import plan_projection
 from worldkit.verify.paths import SEAT_SPECIFIC
 from worldkit.verify.inject import Injection, NotApplicable, edit_changeset
 from worldkit.verify.scratch import ScratchCopy, fresh_dir, scratch_dir
-from worldkit.verify.checks import REPEAT, run_checks
-from worldkit.verify.seeded import CASES, Pristine, copy_context, failing_checks, load_pristine, prepare_copy
+from worldkit.verify.seeded import CASES, Baseline, Pristine, failing_checks, load_pristine, prepare_copy
 from worldkit.world.load import WorldPackage, load_world
 from worldkit.world.models import Classification
 
@@ -217,16 +215,14 @@ def staged_byte_flip(p: Pristine, copy: ScratchCopy, rng: random.Random) -> Inje
     """One byte of one file of one staged package flipped right after staging."""
     if copy.overlays is None:
         raise NotApplicable("the world has no task overlays")
-    total = sum(len(o.conditions) for o in p.overlays())
-    target, pick_file, seed = rng.randrange(total), rng.random(), rng.randrange(1 << 30)
+    pick_task, pick_file, seed = rng.random(), rng.random(), rng.randrange(1 << 30)
     side = rng.choice(("candidate", "verifier"))
     injection = Injection(f"staged byte flip ({side})", touches={f"staged-{side}"})
-    seen = [0]
 
-    def tamper(task: Any) -> None:
-        seen[0] += 1
-        if seen[0] - 1 != target:
+    def tamper(tasks: list[Any]) -> None:
+        if not tasks:
             return
+        task = tasks[int(pick_task * len(tasks))]
         root = task.out / side
         files = sorted(x for x in root.rglob("*") if x.is_file())
         victim = files[int(pick_file * len(files))]
@@ -363,27 +359,17 @@ def run_mutations(
         before = views(base.world, pristine.keys)
         if isinstance(before, str):
             raise WorldkitError(f"the world does not load: {before}")
-        baseline = copy_context(base, fresh_dir(root, "baseline-"))
-        results = run_checks(baseline, exclude_tags={REPEAT})
-        failed = [r.id for r in results if r.status == "fail"]
-        errored = [f"{r.id}: {r.reason}" for r in results if r.status == "error"]
-        report.baseline_failures = failed + errored
-        staged = baseline.tasks_or_missing
-        reuse = _Reuse(
-            tree_sha256(base.world),
-            tree_sha256(base.overlays) if base.overlays else "",
-            dict(baseline._builds),
-            {t.label: t.out for t in staged if t.out is not None} if isinstance(staged, list) else {},
-        )
+        baseline = Baseline.run(base, fresh_dir(root, "baseline-"))
+        report.baseline_failures = baseline.failed + baseline.errored
         # A check that already fails cannot show a mutation: leave it out, so that nothing is
         # counted as detected merely because the untouched world fails too.
-        watched = [c for c in check_ids() if c not in set(failed) | {e.split(":")[0] for e in errored}]
+        watched = [c for c in check_ids() if c not in baseline.not_passing]
         names = sorted(kinds or MUTATORS)
         if base.overlays is None:
             names = [n for n in names if n not in _NEEDS_OVERLAYS]
         for number in range(1, count + 1):
             case_root = fresh_dir(root, f"m{number:04d}-")
-            row = _one(number, names, rng, pristine, base, case_root, watched, replace(reuse, views=before))
+            row = _one(number, names, rng, pristine, base, case_root, watched, baseline, before)
             report.rows.append(row)
             shutil.rmtree(case_root, ignore_errors=True)
     return report
@@ -396,27 +382,8 @@ _NEEDS_OVERLAYS = {"staged-byte-flip", "seeded:renamed-verifier-file", "seeded:d
                    "seeded:verifier-file-on-candidate-side"}
 
 
-@dataclass(frozen=True)
-class _Reuse:
-    """Rebuilds of the untouched world, reused by mutations that leave the world's bytes alone."""
-
-    world_sha256: str
-    overlays_sha256: str
-    builds: dict[Any, Any]
-    staged: dict[str, Path]
-    views: dict[Any, Any] = field(default_factory=dict)
-    """What every frozen (rev, date, seat) shows before any mutation (the oracle's reference)."""
-
-
-def tree_sha256(root: Path) -> str:
-    digest = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
-
-
 def _one(number: int, names: list[str], rng: random.Random, pristine: Pristine, base: ScratchCopy,
-         case_root: Path, watched: list[str], reuse: _Reuse) -> dict[str, Any]:
+         case_root: Path, watched: list[str], baseline: Baseline, before: dict[Any, Any]) -> dict[str, Any]:
     for _attempt in range(20):
         kind = rng.choice(names)
         copy = base.clone(fresh_dir(case_root, "copy-"))
@@ -429,15 +396,13 @@ def _one(number: int, names: list[str], rng: random.Random, pristine: Pristine, 
         raise RuntimeError("no applicable mutation kind")
     reasons: list[str] = []
     if "world" in injection.touches:
-        reasons += changed_views(reuse.views, copy.world)
+        reasons += changed_views(before, copy.world)
     try:
-        same_world = tree_sha256(copy.world) == reuse.world_sha256
-        same_tasks = same_world and (tree_sha256(copy.overlays) if copy.overlays else "") == reuse.overlays_sha256
+        same_world = baseline.reusable(copy)[0] is not None
         # date-conformance reads the world alone: an unchanged world gives the baseline's verdict.
         only = [c for c in watched if not (same_world and c in _WORLD_ONLY)]
         failed, errors = failing_checks(copy, fresh_dir(case_root, "run-"), injection, only=only, stop_on_fail=True,
-                                        builds=reuse.builds if same_world else None,
-                                        staged_from=reuse.staged if same_tasks else None)
+                                        baseline=baseline)
         blocked = None
     except Exception as error:  # noqa: BLE001 - verify refuses a world that does not load, whatever the cause
         failed, errors, blocked = [], [], f"world does not load ({type(error).__name__})"

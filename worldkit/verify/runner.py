@@ -26,7 +26,7 @@ def open_context(
     repeats: int = 3,
     scratch: Path | None = None,
     server_factory: Callable[..., Any] | None = None,
-    tamper_staged: Callable[[Any], None] | None = None,
+    tamper_staged: Callable[[list[Any]], None] | None = None,
     builder: Callable[..., Any] | None = None,
     store: str | None = None,
 ) -> Iterator[VerifyContext]:

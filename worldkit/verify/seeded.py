@@ -13,6 +13,7 @@ untouched copy and fails on the injected one.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -158,11 +159,12 @@ def renamed_verifier_file(p: Pristine, copy: ScratchCopy, rng: random.Random | N
     overlays = _require_overlays(p)
     target = _pick(rng, sorted(o.id for o in overlays))
     choice = rng.random() if rng is not None else 0.0
-
     injection = Injection(f"renamed a verifier file of {target}[full]", touches={"staged-verifier"})
 
-    def tamper(task: Any) -> None:
-        if _full_task(task) and task.overlay.id == target:
+    def tamper(tasks: list[Any]) -> None:
+        for task in tasks:
+            if not (_full_task(task) and task.overlay.id == target):
+                continue
             files = sorted(x for x in task.verifier.rglob("*") if x.is_file() and x.name != MANIFEST_NAME)
             victim = files[int(choice * len(files))]
             renamed = rename(victim, victim.stem + "-renamed" + victim.suffix)
@@ -237,8 +239,10 @@ def verifier_file_on_candidate_side(p: Pristine, copy: ScratchCopy, rng: random.
     injection = Injection(f"copied a verifier file of {target}[full] into candidate/workspace/",
                           touches={"staged-candidate"})
 
-    def tamper(task: Any) -> None:
-        if _full_task(task) and task.overlay.id == target:
+    def tamper(tasks: list[Any]) -> None:
+        for task in tasks:
+            if not (_full_task(task) and task.overlay.id == target):
+                continue
             files = sorted(x for x in task.verifier.rglob("*") if x.is_file() and x.name != MANIFEST_NAME)
             source = files[int(choice * len(files))]
             copy_into(source, task.candidate / "workspace" / f"notes{source.suffix}")
@@ -390,6 +394,59 @@ CASES: tuple[Case, ...] = (
 # -- running -----------------------------------------------------------------------------------
 
 
+def tree_sha256(root: Path | None) -> str:
+    """One digest over every file under `root` (paths and bytes); "" for no folder."""
+    if root is None:
+        return ""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+@dataclass
+class Baseline:
+    """A verify run over the untouched copy, and what later runs over byte-identical inputs reuse.
+
+    Rebuilds depend on the world alone and staged packages on the world and overlays (both are
+    pure functions of their inputs), so a faulted copy whose world (and overlays) still hash the
+    same reuses them instead of rebuilding; everything the fault did touch is checked afresh.
+    """
+
+    copy: ScratchCopy
+    failed: list[str]
+    errored: list[str]
+    builds: dict[Key, Any]
+    staged: dict[str, Path]
+    world_sha256: str
+    overlays_sha256: str
+
+    @classmethod
+    def run(cls, copy: ScratchCopy, work: Path) -> Baseline:
+        ctx = copy_context(copy, work)
+        results = run_checks(ctx, exclude_tags={REPEAT})
+        staged = ctx.tasks_or_missing
+        return cls(
+            copy=copy,
+            failed=[r.id for r in results if r.status == "fail"],
+            errored=[f"{r.id}: {r.reason}" for r in results if r.status == "error"],
+            builds=dict(ctx._builds),
+            staged={t.label: t.out for t in staged if t.out is not None} if isinstance(staged, list) else {},
+            world_sha256=tree_sha256(copy.world),
+            overlays_sha256=tree_sha256(copy.overlays),
+        )
+
+    @property
+    def not_passing(self) -> set[str]:
+        return set(self.failed) | {e.split(":")[0] for e in self.errored}
+
+    def reusable(self, copy: ScratchCopy) -> tuple[dict[Key, Any] | None, dict[str, Path] | None]:
+        """(rebuilds, staged packages) valid for `copy`, or None where its inputs differ."""
+        same_world = tree_sha256(copy.world) == self.world_sha256
+        same_tasks = same_world and tree_sha256(copy.overlays) == self.overlays_sha256
+        return (self.builds if same_world else None, self.staged if same_tasks else None)
+
+
 def failing_checks(
     copy: ScratchCopy,
     work: Path,
@@ -397,16 +454,18 @@ def failing_checks(
     *,
     only: list[str] | None = None,
     stop_on_fail: bool = False,
-    builds: dict[Key, Any] | None = None,
-    staged_from: dict[str, Path] | None = None,
+    baseline: Baseline | None = None,
 ) -> tuple[list[str], list[str]]:
     """(failed, errored) check ids of a verify run over a scratch copy (reproducibility checks excluded).
 
     `only` restricts the run (the campaign leaves out checks that already fail on the untouched
-    copy); `builds` hands over rebuilds of a byte-identical world, so they are not redone.
+    copy); `baseline` lends its rebuilds and staged packages where the copy's inputs are unchanged.
     """
     ctx = copy_context(copy, work, injection)
-    ctx._builds.update(builds or {})
+    if baseline is not None:
+        builds, staged = baseline.reusable(copy)
+        ctx._builds.update(builds or {})
+        ctx.staged_from = staged
     results = run_checks(ctx, only=only, exclude_tags={REPEAT}, stop_on_fail=stop_on_fail, cheapest_first=stop_on_fail)
     return [r.id for r in results if r.status == "fail"], [f"{r.id}: {r.reason}" for r in results if r.status == "error"]
 
@@ -459,8 +518,9 @@ def run_seeded(
     with scratch_dir(scratch, prefix="worldkit-seeded-") as root:
         base = prepare_copy(world, root / "base", manifests, overlays)
         pristine = load_pristine(base)
-        failed, errored = failing_checks(base, fresh_dir(root, "baseline-"))
-        report.baseline_failures = failed + errored
+        baseline = Baseline.run(base, fresh_dir(root, "baseline-"))
+        report.baseline_failures = baseline.failed + baseline.errored
+        failed = baseline.failed
         for case in cases:
             copy = base.clone(fresh_dir(root, f"case-{case.name}-"))
             row: dict[str, Any] = {"name": case.name, "expected_check": case.expected_check}
@@ -470,7 +530,8 @@ def run_seeded(
                 report.cases.append({**row, "applicable": False, "reason": str(why), "detected_by": [], "detected": False})
                 continue
             try:
-                failed_now, errors = failing_checks(copy, fresh_dir(root, f"run-{case.name}-"), injection)
+                failed_now, errors = failing_checks(copy, fresh_dir(root, f"run-{case.name}-"), injection,
+                                                    baseline=baseline)
             except WorldkitError as error:  # the injected world no longer loads: blocked, but not by the check
                 failed_now, errors = [], [f"load: {error.message}"]
             row.update(

@@ -161,10 +161,9 @@ def stage_tasks(ctx: VerifyContext) -> list[StagedTask]:
                         task.summary = result.summary_model.model_dump(mode="json")
                 except WorldkitError as error:
                     task.error = error.message
-                else:
-                    if ctx.tamper_staged is not None:
-                        ctx.tamper_staged(task)
                 staged.append(task)
+    if ctx.tamper_staged is not None:
+        ctx.tamper_staged([t for t in staged if t.out is not None])
     return staged
 
 

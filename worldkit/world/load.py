@@ -188,10 +188,21 @@ def _load_generator(root: Path, spec: WorldFile) -> dict[str, Any]:
     loaded = importlib.util.spec_from_file_location(module_name, module_path)
     assert loaded is not None and loaded.loader is not None
     module = importlib.util.module_from_spec(loaded)
-    loaded.loader.exec_module(module)
+    try:
+        loaded.loader.exec_module(module)
+    except Exception as error:  # noqa: BLE001
+        raise InvalidWorld(f"generator module does not import: {type(error).__name__}: {error}", file=module_path) from None
     if not callable(getattr(module, "generate", None)):
         raise InvalidWorld("generator module must define generate(world, rng)", file=module_path, field="generate")
-    return module.generate(spec, random.Random(spec.generator.seed))
+    try:
+        return module.generate(spec, random.Random(spec.generator.seed))
+    except Exception as error:  # noqa: BLE001 - any generator failure is a broken world file
+        raise InvalidWorld(
+            f"generator failed: {type(error).__name__}: {error}. Fix the generator (it must be deterministic "
+            "and return {collection: [entities]})",
+            file=module_path,
+            field="generate",
+        ) from None
 
 
 def _load_templates(root: Path) -> dict[str, str]:

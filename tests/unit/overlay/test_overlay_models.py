@@ -163,4 +163,7 @@ def test_repository_overlays_are_valid_and_share_their_seat_projection() -> None
         by_inputs.setdefault((overlay.world, overlay.rev, overlay.date, overlay.seat), set()).add(overlay.pinned_fingerprint)
     assert all(len(pins) == 1 for pins in by_inputs.values()), by_inputs
     demo = find_overlays("pharmaco_demo")
-    assert {load_overlay(p).id for p in demo} >= {"sc06-status", "sc06-excursion"}
+    assert {load_overlay(p).id for p in demo} == {
+        "stability-update", "authority-response", "shelf-life-assessment", "qualification-sweep",
+        "overwrap-position", "validation-defense", "records-integrity", "supplier-change-audit",
+    }

@@ -199,9 +199,9 @@ def test_task_checks_counts(tasks_world: Frozen) -> None:
 
 
 def test_staged_tamper_is_caught_by_package_and_separation(tasks_world: Frozen) -> None:
-    def tamper(task) -> None:
-        if task.label == "cc1-report[full]":
-            (task.candidate / "workspace" / "answer.json").write_bytes((task.verifier / "rubric.json").read_bytes())
+    def tamper(tasks) -> None:
+        task = next(t for t in tasks if t.label == "cc1-report[full]")
+        (task.candidate / "workspace" / "answer.json").write_bytes((task.verifier / "rubric.json").read_bytes())
 
     with open_context(tasks_world.world, manifests=tasks_world.manifests, overlays=tasks_world.overlays,
                       tamper_staged=tamper) as ctx:
@@ -227,9 +227,10 @@ def test_a_crashing_check_is_an_error_not_a_failure(mini: Frozen) -> None:
 
 
 def test_overlay_locks_catch_a_changed_package(tasks_world: Frozen) -> None:
-    def tamper(task) -> None:
-        if task.label == "cc1-triage[full]":
-            task.summary["verifier_sha256"] = "0" * 64
+    def tamper(tasks) -> None:
+        for task in tasks:
+            if task.label == "cc1-triage[full]":
+                task.summary["verifier_sha256"] = "0" * 64
 
     with open_context(tasks_world.world, manifests=tasks_world.manifests, overlays=tasks_world.overlays,
                       tamper_staged=tamper) as ctx:

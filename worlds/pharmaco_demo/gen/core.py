@@ -252,6 +252,8 @@ class Context:
             owner: str | None = None, classification: str = "internal", superseded_by: str | None = None,
             visible_until: dt.date | None = None) -> dict[str, Any]:
         key = f"{system}/{path}"
+        if any(part != part.strip() or part.endswith(".") for part in path.split("/")):
+            raise ValueError(f"path segment of {path!r} starts/ends with a space or ends with a dot (tools refuse it)")
         if key in self._paths:
             raise ValueError(f"duplicate generated path {key}")
         self._paths.add(key)

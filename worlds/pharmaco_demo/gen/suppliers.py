@@ -67,7 +67,7 @@ def build(ctx: Any, core: Any) -> None:
                             owner="vsantos")
         generated[sid] = record
         if audit > dt.date(2023, 12, 1):
-            ctx.doc(id=f"DOC-SQ-AUDIT-{sid}", system="sq-drive", path=f"Supplier Files/{name}/{audit.isoformat()} audit report {name}.md",
+            ctx.doc(id=f"DOC-SQ-AUDIT-{sid}", system="sq-drive", path=f"Supplier Files/{name.rstrip('.')}/{audit.isoformat()} audit report {name.rstrip('.')}.md",
                     title=f"Supplier audit report {name}", template="supplier/audit_report.md.j2",
                     vars={"name": name, "site": site, "materials": materials, "date": audit.isoformat(),
                           "lead": ctx.name(rng.choice(["vsantos", "hdahl"])),
@@ -78,7 +78,7 @@ def build(ctx: Any, core: Any) -> None:
                               "minor: change control for a new packaging line not linked to customer notification"], k=rng.randint(1, 3)),
                           "outcome": "acceptable"},
                     department="SQ", classification="restricted", visible_from=core.add_workdays(audit, 6))
-        ctx.doc(id=f"DOC-SQ-QAG-{sid}", system="sq-drive", path=f"Supplier Files/{name}/Quality agreement summary.md",
+        ctx.doc(id=f"DOC-SQ-QAG-{sid}", system="sq-drive", path=f"Supplier Files/{name.rstrip('.')}/Quality agreement summary.md",
                 title=f"Quality agreement summary {name}",
                 text=(f"# Quality agreement summary — {name}\n\nMaterial/service: {materials}\nSite: {site}\nRisk class: {risk}\n"
                       f"Change notification: {rng.choice(['6 months for major changes', '3 months for major changes', '6 months'])}\n"

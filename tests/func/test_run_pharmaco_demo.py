@@ -1,0 +1,40 @@
+"""The pipeline's end-to-end check on every pharmaco_demo task: the oracle passes every
+deterministic criterion and noop passes only the criteria marked `passes_when_nothing_done`,
+under the full view and under each curated packet."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from worldkit.overlay import find_overlays, load_overlay
+from worldkit.run.runner import run_task
+
+OVERLAYS = find_overlays("pharmaco_demo")
+CASES = [
+    pytest.param(path, condition, id=f"{load_overlay(path).id}-{condition}")
+    for path in OVERLAYS
+    for condition in ["full", *(f"curated:{name}" for name in sorted(load_overlay(path).curated))]
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("overlay_path", "condition"), CASES)
+def test_oracle_and_noop(overlay_path: Path, condition: str, tmp_path: Path) -> None:
+    overlay = load_overlay(overlay_path)
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    oracle = run_task(overlay, "oracle", condition=condition, runs_dir=tmp_path / "runs", store_url=store).summary()
+    assert oracle["deterministic_total"] > 0
+    failed = [cid for cid, verdict in oracle["criteria"].items() if verdict == "fail"]
+    assert oracle["deterministic_passed"] == oracle["deterministic_total"], f"oracle failed {failed}"
+    noop = run_task(overlay, "noop", condition=condition, runs_dir=tmp_path / "runs", store_url=store).summary()
+    marked = {c.id for c in overlay.rubric if c.passes_when_nothing_done}
+    assert {cid for cid, verdict in noop["criteria"].items() if verdict == "pass"} <= marked
+
+
+def test_the_panel_has_eight_tasks_on_six_seats() -> None:
+    overlays = [load_overlay(p) for p in OVERLAYS]
+    assert len(overlays) == 8
+    assert len({o.seat for o in overlays}) == 6
+    assert 60 <= sum(len(o.rubric) for o in overlays) <= 84

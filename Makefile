@@ -14,9 +14,22 @@ $(STAMP): pyproject.toml constraints.txt
 
 install: $(STAMP)
 
+DEMO_STORE := sqlite:///out/demo/store.db
+DEMO_TASK := overlays/pharmaco_demo/qualification-sweep
+
 demo: $(STAMP)
-	@rm -rf out/demo
+	@rm -rf out/demo && mkdir -p out/demo
+	@echo "== 1. materialize: what EMP-QC-001 sees on 2026-03-02 at revision r2"
 	@$(BIN)/worldkit materialize --world pharmaco_demo --rev r2 --date 2026-03-02 --seat EMP-QC-001 --out out/demo/projection
+	@echo "== 2. verify: the world and its tasks against the frozen manifests"
+	@$(BIN)/worldkit verify --world pharmaco_demo
+	@echo "== 3. apply a task overlay: sealed candidate and verifier packages"
+	@$(BIN)/worldkit overlay apply $(DEMO_TASK) --out out/demo/task
+	@echo "== 4. run the oracle and the noop agent through the seat's MCP tools, and grade them"
+	@$(BIN)/worldkit run --overlay $(DEMO_TASK) --agent oracle --out out/demo/runs --store $(DEMO_STORE)
+	@$(BIN)/worldkit run --overlay $(DEMO_TASK) --agent noop --out out/demo/runs --store $(DEMO_STORE)
+	@echo "== 5. report"
+	@$(BIN)/worldkit report out/demo/runs --html out/demo/report.html
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

@@ -44,7 +44,8 @@ def serve_command(
     """
     import anyio
 
-    from worldkit.mcp.server import WriteBehindLog, build_seat_server
+    from worldkit.mcp.calllog import WriteBehindLog
+    from worldkit.mcp.server import build_seat_server
     from worldkit.mcp.session import new_run_id, open_run, stage_seat
     from worldkit.mcp.stdio import run_stdio
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Mapping
-from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -21,7 +20,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
-from worldkit.canon import sha256_json
+from worldkit.mcp.calllog import CALL_NOTE, CallLogMiddleware
 from worldkit.store.eventlog import EventSink
 from worldkit.infoorg.organizer import (
     LIST_PAGE_MAX,
@@ -47,15 +46,12 @@ INSTRUCTIONS = (
 )
 
 
-# What the tool body learned about the call, read back by the middleware after the call.
-_CALL_NOTE: ContextVar[dict[str, Any] | None] = ContextVar("organizer_call_note", default=None)
-
 Model = TypeVar("Model", bound=BaseModel)
 
 
 def _run(action: Callable[[], Model], state_change: Callable[[Model], Any] | None = None) -> Model:
     """Call the library; turn a refusal into a ToolError and note the outcome for the log."""
-    note = _CALL_NOTE.get()
+    note = CALL_NOTE.get()
     try:
         result = action()
     except OrganizerRefused as refusal:
@@ -80,53 +76,6 @@ def _move_change(result: MoveResult) -> dict[str, Any] | None:
     }
 
 
-class _EventLogMiddleware:
-    """Logs every tools/call with its outcome and the digest of what it returned."""
-
-    def __init__(self, sink: EventSink) -> None:
-        self.sink = sink
-
-    async def __call__(self, ctx: Any, call_next: Any) -> Any:
-        if ctx.method != "tools/call":
-            return await call_next(ctx)
-        params = ctx.params or {}
-        tool = str(params.get("name", ""))
-        arguments = params.get("arguments") or {}
-        note: dict[str, Any] = {}
-        token = _CALL_NOTE.set(note)
-        try:
-            result = await call_next(ctx)
-        except Exception as error:
-            self.sink.append(tool, arguments, "error", None, {"reason": type(error).__name__})
-            raise
-        finally:
-            _CALL_NOTE.reset(token)
-        dumped = (
-            result.model_dump(mode="json", by_alias=True, exclude_none=True)
-            if isinstance(result, BaseModel)
-            else result
-        )
-        is_error = bool(isinstance(dumped, dict) and dumped.get("isError"))
-        outcome = note.get("outcome") or ("error" if is_error else "ok")
-        detail = note.get("detail")
-        if is_error and detail is None:
-            texts = [c.get("text", "") for c in dumped.get("content", []) if isinstance(c, dict)]
-            detail = {"reason": " ".join(texts)[:500]}
-        if isinstance(dumped, dict):  # digest what the agent saw, not protocol envelopes
-            body = dumped.get("structuredContent", dumped.get("content"))
-        else:
-            body = dumped
-        self.sink.append(
-            tool,
-            arguments,
-            outcome,
-            None if body is None else sha256_json(body),
-            detail,
-            state_change=note.get("state_change"),
-        )
-        return result
-
-
 _READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 
 
@@ -145,7 +94,7 @@ def build_organizer_server(
         "worldkit-organizer",
         instructions=INSTRUCTIONS,
         log_level="WARNING",
-        middleware=[_EventLogMiddleware(event_log)] if event_log is not None else None,
+        middleware=[CallLogMiddleware(event_log)] if event_log is not None else None,
     )
 
     @server.tool(annotations=_READ_ONLY)

@@ -34,7 +34,10 @@ def verify_command(
     only: str = typer.Option(None, "--only", help="Comma-separated check ids to run (default: all)."),
     store: str = typer.Option(None, "--store", help="Store URL whose run event logs to check (default: not checked)."),
 ) -> int:
-    """Prove the world, its frozen projections and staged tasks are what was frozen; exit 1 on any failure."""
+    """Prove the world, its frozen projections and staged tasks are what was frozen.
+
+    Exit 0: every check passed. 1: a check failed, or a seeded fault or view-changing mutation went undetected. 3: the world or an overlay is invalid. 4: a check could not run.
+    """  # noqa: E501 - one line, so the help text wraps it cleanly
     from worldkit.verify import verify_workspace, verify_world
     from worldkit.verify.checks import check_ids
     from worldkit.verify.report import render_text, validation_record

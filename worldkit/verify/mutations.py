@@ -26,10 +26,10 @@ from typing import Any
 
 from worldkit.canon import sha256_bytes
 from worldkit.errors import WorldkitError
-from worldkit.verify.checks import check_ids
 from worldkit.materialize.project import plan_projection
-from worldkit.verify.paths import SEAT_SPECIFIC
+from worldkit.verify.checks import check_ids
 from worldkit.verify.inject import Injection, NotApplicable, edit_changeset
+from worldkit.verify.paths import SEAT_SPECIFIC
 from worldkit.verify.scratch import ScratchCopy, fresh_dir, scratch_dir
 from worldkit.verify.seeded import CASES, Baseline, Pristine, failing_checks, load_pristine, prepare_copy
 from worldkit.world.load import WorldPackage, load_world

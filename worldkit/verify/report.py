@@ -137,5 +137,7 @@ def render_text(report: VerifyReport) -> str:
             )
         for miss in m["undetected_projection_changing"]:
             lines.append(f"  UNDETECTED projection-changing mutation: {miss}")
+        for benign in m["undetected_benign"]:
+            lines.append(f"  undetected, no seat-visible change: {benign}")
     lines.append(f"verify: {report.status}")
     return "\n".join(lines) + "\n"

@@ -15,7 +15,7 @@ from typing import Any
 
 from worldkit.canon import sha256_json
 from worldkit.errors import WorldkitError
-from worldkit.materialize.manifest import MANIFEST_NAME, Manifest, read_manifest, scan_tree
+from worldkit.materialize.manifest import MANIFEST_NAME, Manifest, manifest_bytes, read_manifest, scan_tree
 from worldkit.verify.result import CheckResult, Item, result
 
 CHECK_ID = "staged-workspace"
@@ -91,10 +91,18 @@ def _self_digest(kind: str, body: dict[str, Any], root: Path) -> list[Item]:
                          detail=f"{field} does not match the manifest's content")]
     if kind == "projection":
         try:
-            read_manifest(root)
+            manifest = read_manifest(root)
         except WorldkitError as error:
             return [Item(kind="tampered-manifest", path=MANIFEST_NAME, detail=error.message)]
+        return _canonical(manifest, root / MANIFEST_NAME, MANIFEST_NAME)
     return []
+
+
+def _canonical(manifest: Manifest, file: Path, rel: str) -> list[Item]:
+    """A projection manifest is written in exactly one byte form; any other form was edited."""
+    if manifest_bytes(manifest) == file.read_bytes():
+        return []
+    return [Item(kind="tampered-manifest", path=rel, detail="not the canonical bytes worldkit writes (edited by hand?)")]
 
 
 def _nested_projection(projection: Path, body: dict[str, Any]) -> list[Item]:
@@ -104,7 +112,7 @@ def _nested_projection(projection: Path, body: dict[str, Any]) -> list[Item]:
         manifest: Manifest = read_manifest(projection)
     except WorldkitError as error:
         return [Item(kind="tampered-manifest", path=rel, detail=error.message)]
-    items: list[Item] = []
+    items = _canonical(manifest, projection / MANIFEST_NAME, rel)
     fingerprint = body.get("fingerprint")
     if fingerprint is not None and manifest.fingerprint != fingerprint:
         items.append(Item(kind="tampered-manifest", path=rel, expected=fingerprint, actual=manifest.fingerprint,

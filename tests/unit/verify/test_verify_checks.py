@@ -262,3 +262,19 @@ def test_event_logs_are_checked_when_a_store_is_given(mini: Frozen, tmp_path: Pa
     result = run(mini, "event-logs", store=url)
     [item] = result.items
     assert (item.kind, item.seat, item.path) == ("hash_mismatch", "S2", "run run-b event 2")
+
+
+def test_staged_manifest_environment_edit_is_caught(tasks_world: Frozen) -> None:
+    """The fingerprint leaves out the rendering environment; the whole-bytes comparison does not."""
+
+    def tamper(tasks) -> None:
+        task = next(t for t in tasks if t.label == "cc1-report[curated:curator-1]")
+        path = task.projection_root / "manifest.json"
+        path.write_text(path.read_text().replace('"python": "', '"python": "9', 1))
+
+    with open_context(tasks_world.world, manifests=tasks_world.manifests, overlays=tasks_world.overlays,
+                      tamper_staged=tamper) as ctx:
+        result = run_one(REGISTRY["staged-workspaces"](), ctx)
+    [item] = result.items
+    assert (item.kind, item.path, item.where) == (
+        "changed", "candidate/projection/manifest.json", "cc1-report[curated:curator-1]")

@@ -125,3 +125,10 @@ def test_bound_world_restores_the_search_path(monkeypatch: pytest.MonkeyPatch, t
         with bound_world(ctx):
             assert os.environ["WORLDKIT_WORLDS"].split(os.pathsep) == [str(tasks_world.world.parent), "/elsewhere"]
     assert os.environ["WORLDKIT_WORLDS"] == "/elsewhere"
+
+
+def test_a_reformatted_projection_manifest_is_flagged(projection: Path) -> None:
+    path = projection / "manifest.json"
+    path.write_text(json.dumps(json.loads(path.read_text()), indent=4))
+    [item] = verify_workspace(projection).items
+    assert (item.kind, item.path) == ("tampered-manifest", "manifest.json")

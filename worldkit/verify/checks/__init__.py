@@ -1,7 +1,8 @@
 """The registry of verify checks: one small class per check, each with an id, purpose and fix.
 
 A check reads a `VerifyContext` and returns a `CheckResult`; it never writes outside the context's
-scratch folder. Register a new check with `@register`; order of registration is report order.
+scratch folder. Register a new check with `@register` in one of the modules imported at the bottom
+of this file, and give it a place in `ORDER` (the report order).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import ClassVar, Protocol
 
 from worldkit.errors import ExitCode, WorldkitError
 from worldkit.verify.context import ComponentMissing, VerifyContext
-from worldkit.verify.result import CheckResult, Item
+from worldkit.verify.result import CheckResult, Item, result
 
 
 class Check(Protocol):
@@ -51,8 +52,6 @@ class BaseCheck:
     """Rough cost: 0 reads manifests, 1 rebuilds projections, 2 stages overlays, 3 starts servers."""
 
     def outcome(self, items: list[Item], **counts: object) -> CheckResult:
-        from worldkit.verify.result import result
-
         return result(self.id, self.purpose, items, fix=self.fix, counts=dict(counts))
 
     def skip(self, reason: str, **counts: object) -> CheckResult:
@@ -69,12 +68,7 @@ ORDER = (
 """Report order: the frozen state first, then views, access, tasks and tools."""
 
 
-def _load_all() -> None:
-    from worldkit.verify.checks import access, frozen, logs, tasks, tools, views  # noqa: F401  (importing registers)
-
-
 def check_ids() -> list[str]:
-    _load_all()
     rank = {check_id: n for n, check_id in enumerate(ORDER)}
     return sorted(REGISTRY, key=lambda check_id: rank.get(check_id, len(ORDER)))
 
@@ -93,7 +87,6 @@ def run_checks(
     change the verdict); with `cheapest_first` the cheap checks run first. The mutation campaign
     uses both.
     """
-    _load_all()
     wanted = set(only) if only is not None else None
     excluded = set(exclude_tags)
     results: list[CheckResult] = []
@@ -131,3 +124,7 @@ def run_one(check: Check, ctx: VerifyContext) -> CheckResult:
             id=check.id, purpose=check.purpose, status="error",
             reason=f"{type(error).__name__}: {error} (at {where.filename}:{where.lineno}); this is a bug in the check",
         )
+
+
+# Importing the check modules registers them (they need `register` and `BaseCheck` above).
+from worldkit.verify.checks import access, frozen, logs, tasks, tools, views  # noqa: E402, F401

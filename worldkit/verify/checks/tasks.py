@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 
+from worldkit.canon import sha256_bytes
 from worldkit.errors import WorldkitError
-from worldkit.materialize.manifest import MANIFEST_NAME, diff_tree, scan_tree
+from worldkit.materialize.manifest import MANIFEST_NAME, Manifest, diff_tree, manifest_bytes, scan_tree
 from worldkit.verify.checks import BaseCheck, register
 from worldkit.verify.context import VerifyContext
 from worldkit.verify.result import CheckResult, Item
@@ -109,8 +110,28 @@ class StagedWorkspaces(BaseCheck):
             items += [_task_item("missing", task, path=prefix + p) for p in diff.missing]
             items += [_task_item("changed", task, path=prefix + p, expected=e, actual=a) for p, e, a in diff.changed]
             items += [_task_item("unexpected", task, path=prefix + p) for p in diff.unexpected]
+            items += _manifest_bytes(task, manifest, direct.manifest)
             identical += len(items) == before
         return self.outcome(items, staged_tasks_tested=tested, staged_tasks_identical=identical)
+
+
+def _manifest_bytes(task: StagedTask, staged: Manifest, direct: Manifest) -> list[Item]:
+    """The staged projection manifest is, byte for byte, the direct one (or its curated subset).
+
+    Its fingerprint leaves out the rendering-environment record, so compare whole bytes: the
+    inputs, environment and tool bundle of the direct materialization with the staged entries.
+    """
+    expected = staged.model_copy(update={
+        "inputs": direct.inputs, "environment": direct.environment, "tool_bundle_sha256": direct.tool_bundle_sha256,
+    })
+    expected = expected.model_copy(update={"fingerprint": expected.expected_fingerprint()})
+    path = task.projection_root / MANIFEST_NAME
+    want = manifest_bytes(expected)
+    have = path.read_bytes() if path.is_file() else b""
+    if have == want:
+        return []
+    return [_task_item("changed", task, path=f"candidate/projection/{MANIFEST_NAME}", expected=sha256_bytes(want),
+                       actual=sha256_bytes(have), detail="differs from the direct materialization's manifest")]
 
 
 @register

@@ -21,7 +21,7 @@ from worldkit.verify.scratch import ScratchCopy
 from worldkit.world import load_world
 
 OVERLAY_CHECKS = {"task-pairs-identical", "staged-workspaces", "package-integrity", "overlay-locks", "separation",
-                  "evidence-sufficiency"}
+                  "evidence-sufficiency", "rubric-sanity"}
 
 
 def run(frozen: Frozen, check_id: str, **options) -> CheckResult:
@@ -278,3 +278,20 @@ def test_staged_manifest_environment_edit_is_caught(tasks_world: Frozen) -> None
     [item] = result.items
     assert (item.kind, item.path, item.where) == (
         "changed", "candidate/projection/manifest.json", "cc1-report[curated:curator-1]")
+
+
+def test_rubric_sanity_catches_a_trivial_pass_and_a_failing_reference(tmp_path: Path) -> None:
+    from tests.unit.verify.conftest import freeze_fixture
+
+    frozen = freeze_fixture(tmp_path)
+    overlay = frozen.overlays / "cc1-report.yaml"
+    text = overlay.read_text(encoding="utf-8")
+    text = text.replace("    passes_when_nothing_done: true\n", "", 1)  # C9 passes on nothing, now unmarked
+    text = text.replace("check: {type: contains, path: report.md, text: approved, case: insensitive}",
+                        "check: {type: contains, path: report.md, text: rejected, case: insensitive}")
+    overlay.write_text(text, encoding="utf-8")
+    result = run(frozen, "rubric-sanity")
+    assert result.status == "fail"
+    found = {(i.kind, i.where) for i in result.items}
+    assert ("passes-when-nothing-done", "cc1-report C9") in found
+    assert ("reference-fails", "cc1-report C2") in found

@@ -40,11 +40,6 @@ class AccessReport:
     undecidable_calls: int
 
 
-def _digests(result: Any) -> set[str]:
-    dumped = result.model_dump(mode="json")
-    return {sha256_json(dumped), sha256_json(result.model_dump(mode="json", exclude_none=True))}
-
-
 def _flatten(value: Any, prefix: str = "") -> set[str]:
     keys: set[str] = set()
     if isinstance(value, Mapping):
@@ -62,7 +57,8 @@ def exposures_of(view: Any, tool: str, arguments: Mapping[str, Any], logged_dige
         result = getattr(view, tool)(**arguments)
     except Exception:  # noqa: BLE001 - a call that no longer reproduces is undecidable, not fatal
         return None
-    if logged_digest is not None and logged_digest not in _digests(result):
+    # The servers log sha256 of the structured result, i.e. of the model's JSON dump.
+    if logged_digest is not None and logged_digest != sha256_json(result.model_dump(mode="json")):
         return None
     if tool == "read_file":
         return [Exposure("files", f"files/{result.path}", result.text)]

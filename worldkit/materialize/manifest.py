@@ -8,7 +8,6 @@ same fingerprint. No timestamps anywhere.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Literal
 
@@ -96,11 +95,16 @@ class Manifest(_Frozen):
 
 def read_manifest(path: Path) -> Manifest:
     """Read and check a manifest; a corrupted or tampered one is an error naming the fix."""
+    from worldkit.materialize.scan import read_regular
+
     file = path / MANIFEST_NAME if path.is_dir() else path
+    data = read_regular(file)
+    if data is None:
+        if not file.exists() and not file.is_symlink():
+            raise InvalidWorld(f"no {MANIFEST_NAME}; materialize the projection first", file=file)
+        raise InvalidWorld(f"{MANIFEST_NAME} is not a regular file (a link, FIFO or device?); rebuild it", file=file)
     try:
-        manifest = Manifest.model_validate_json(file.read_bytes())
-    except FileNotFoundError:
-        raise InvalidWorld(f"no {MANIFEST_NAME}; materialize the projection first", file=file) from None
+        manifest = Manifest.model_validate_json(data)
     except (ValidationError, json.JSONDecodeError) as error:
         raise InvalidWorld(f"corrupted manifest ({str(error).splitlines()[0]}); rebuild it", file=file) from None
     if manifest.expected_fingerprint() != manifest.fingerprint:
@@ -141,18 +145,12 @@ class TreeDiff(_Frozen):
 
 
 def scan_tree(root: Path, ignore: frozenset[str] = frozenset({MANIFEST_NAME})) -> dict[str, str]:
-    """path → sha256 for every regular file under root (symlinks are reported, never followed)."""
-    found: dict[str, str] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
-        base = Path(dirpath)
-        for name in sorted(filenames):
-            full = base / name
-            rel = full.relative_to(root).as_posix()
-            if rel in ignore:
-                continue
-            found[rel] = "symlink" if full.is_symlink() else sha256_file(full)
-    return found
+    """path → sha256 for every regular file under root; any other entry (a link to a file or a
+    directory, a FIFO, a socket, a device) maps to its kind and is never followed or opened."""
+    from worldkit.materialize.scan import scan
+
+    found = scan(root, ignore)
+    return dict(sorted({**found.files, **found.special}.items()))
 
 
 def diff_tree(root: Path, entries: list[Entry], ignore: frozenset[str] = frozenset({MANIFEST_NAME})) -> TreeDiff:

@@ -5,17 +5,25 @@ entries), a candidate package manifest (`candidate_sha256`, plus the projection 
 under `projection/`) and a verifier package manifest (`verifier_sha256`) — and, failing those,
 any JSON object with `files: [{path, sha256}]`. A manifest whose own digest no longer matches
 its content is reported as tampered, before any file is compared. Run before every run.
+
+The folder is scanned entry by entry with `lstat` (`worldkit.materialize.scan`): a link (to a
+file or a directory), a FIFO, a socket or a device is reported and never opened or followed, and
+so are setuid/setgid/sticky or execute bits, unreadable entries and empty directories (only a
+candidate's `workspace/` may be empty). Nothing here can block. This check proves the folder
+agrees with its own manifest; `worldkit.verify.staged` proves the manifest is a frozen one.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 from worldkit.canon import sha256_json
 from worldkit.errors import WorldkitError
-from worldkit.materialize.manifest import MANIFEST_NAME, Manifest, manifest_bytes, read_manifest, scan_tree
+from worldkit.materialize.manifest import MANIFEST_NAME, Manifest, manifest_bytes, read_manifest
+from worldkit.materialize.scan import entry_kind, read_regular, scan
 from worldkit.verify.result import CheckResult, Item, result
 
 CHECK_ID = "staged-workspace"
@@ -36,13 +44,17 @@ def verify_workspace(directory: str | Path) -> CheckResult:
     if not root.is_dir():
         items.append(Item(kind="missing", path=str(root), detail="no such folder"))
         return result(CHECK_ID, PURPOSE, items, fix=FIX)
-    if not manifest_file.exists() and (root / PACKAGE_NAME).is_file():
+    if not _exists(manifest_file) and _exists(root / PACKAGE_NAME):
         return _applied_package(root)
-    try:
-        body = json.loads(manifest_file.read_bytes())
-    except FileNotFoundError:
-        items.append(Item(kind="missing", path=MANIFEST_NAME, detail="the folder has no manifest.json to check against"))
+    data = read_regular(manifest_file)
+    if data is None:
+        if not _exists(manifest_file):
+            items.append(Item(kind="missing", path=MANIFEST_NAME, detail="the folder has no manifest.json to check against"))
+        else:
+            items.append(Item(kind="tampered-manifest", path=MANIFEST_NAME, detail="not a regular file"))
         return result(CHECK_ID, PURPOSE, items, fix=FIX)
+    try:
+        body = json.loads(data)
     except (ValueError, UnicodeDecodeError) as error:
         items.append(Item(kind="tampered-manifest", path=MANIFEST_NAME, detail=f"not valid JSON ({error})"))
         return result(CHECK_ID, PURPOSE, items, fix=FIX)
@@ -52,16 +64,20 @@ def verify_workspace(directory: str | Path) -> CheckResult:
     kind, ignore = _kind(body)
     counts["manifest"] = kind
     items += _self_digest(kind, body, root)
-    if kind == "candidate" and (root / "projection" / MANIFEST_NAME).is_file():
+    if kind == "candidate" and _exists(root / "projection" / MANIFEST_NAME):
         items += _nested_projection(root / "projection", body)
     try:
         expected = {str(e["path"]): str(e["sha256"]) for e in body["files"]}
     except (KeyError, TypeError):
         items.append(Item(kind="tampered-manifest", path=MANIFEST_NAME, detail="a file entry lacks path or sha256"))
         return result(CHECK_ID, PURPOSE, items, fix=FIX)
-    actual = scan_tree(root, ignore)
+    found = scan(root, ignore, allow_empty=frozenset({"workspace"}) if kind == "candidate" else frozenset())
+    actual = found.files
     counts["files"] = len(expected)
-    items += [Item(kind="missing", path=p, expected=expected[p]) for p in sorted(set(expected) - set(actual))]
+    counts["entries_refused"] = len(found.findings)
+    items += [Item(kind=f.kind, path=f.path, detail=f.detail) for f in found.findings]
+    items += [Item(kind="missing", path=p, expected=expected[p]) for p in sorted(set(expected) - set(actual))
+              if p not in found.special]
     items += [
         Item(kind="changed", path=p, expected=expected[p], actual=actual[p])
         for p in sorted(set(expected) & set(actual))
@@ -69,6 +85,15 @@ def verify_workspace(directory: str | Path) -> CheckResult:
     ]
     items += [Item(kind="unexpected", path=p, actual=actual[p]) for p in sorted(set(actual) - set(expected))]
     return result(CHECK_ID, PURPOSE, items, fix=FIX, counts=counts)
+
+
+def _exists(path: Path) -> bool:
+    """Whether anything (a dangling link included) is at `path`, without following it."""
+    try:
+        os.lstat(path)
+    except OSError:
+        return False
+    return True
 
 
 def _kind(body: dict[str, Any]) -> tuple[str, frozenset[str]]:
@@ -100,7 +125,7 @@ def _self_digest(kind: str, body: dict[str, Any], root: Path) -> list[Item]:
 
 def _canonical(manifest: Manifest, file: Path, rel: str) -> list[Item]:
     """A projection manifest is written in exactly one byte form; any other form was edited."""
-    if manifest_bytes(manifest) == file.read_bytes():
+    if manifest_bytes(manifest) == read_regular(file):
         return []
     return [Item(kind="tampered-manifest", path=rel, detail="not the canonical bytes worldkit writes (edited by hand?)")]
 
@@ -129,20 +154,44 @@ def _nested_projection(projection: Path, body: dict[str, Any]) -> list[Item]:
 def _applied_package(root: Path) -> CheckResult:
     """An applied overlay (`package.json`, `candidate/`, `verifier/`): both sides, and their digests."""
     items: list[Item] = []
+    data = read_regular(root / PACKAGE_NAME)
     try:
-        summary = json.loads((root / PACKAGE_NAME).read_bytes())
+        summary = json.loads(data if data is not None else b"")
+        if not isinstance(summary, dict):
+            raise ValueError("not a JSON object")
     except (ValueError, UnicodeDecodeError) as error:
-        return result(CHECK_ID, PURPOSE, [Item(kind="tampered-manifest", path=PACKAGE_NAME, detail=str(error))], fix=FIX)
+        detail = "not a regular file" if data is None else str(error)
+        return result(CHECK_ID, PURPOSE, [Item(kind="tampered-manifest", path=PACKAGE_NAME, detail=detail)], fix=FIX)
+    items += _package_root(root)
     files = 0
     for side in ("candidate", "verifier"):
+        if not (root / side).is_dir() or (root / side).is_symlink():
+            items.append(Item(kind="missing", path=side, detail=f"the package has no {side}/ directory"))
+            continue
         outcome = verify_workspace(root / side)
         files += int(outcome.counts.get("files", 0))
         items += [i.model_copy(update={"path": f"{side}/{i.path}"}) for i in outcome.items]
         try:
-            digest = json.loads((root / side / MANIFEST_NAME).read_bytes()).get(f"{side}_sha256")
-        except (OSError, ValueError):
+            digest = json.loads(read_regular(root / side / MANIFEST_NAME) or b"").get(f"{side}_sha256")
+        except (ValueError, AttributeError):
             continue
         if digest != summary.get(f"{side}_sha256"):
             items.append(Item(kind="tampered-manifest", path=f"{side}/{MANIFEST_NAME}", expected=summary.get(f"{side}_sha256"),
                               actual=digest, detail=f"the {side} package is not the one package.json names"))
     return result(CHECK_ID, PURPOSE, items, fix=FIX, counts={"manifest": "package", "files": files})
+
+
+PACKAGE_ENTRIES = {PACKAGE_NAME: "file", "candidate": "directory", "verifier": "directory"}
+
+
+def _package_root(root: Path) -> list[Item]:
+    """An applied package's top level holds `package.json`, `candidate/` and `verifier/`, nothing else."""
+    items: list[Item] = []
+    for name in sorted(os.listdir(root)):
+        kind = entry_kind(os.lstat(root / name).st_mode)
+        want = PACKAGE_ENTRIES.get(name)
+        if want is None:
+            items.append(Item(kind="unexpected", path=name, detail=f"a {kind} beside package.json, candidate/ and verifier/"))
+        elif kind != want:
+            items.append(Item(kind=kind, path=name, detail=f"a {kind} where the package has a {want}"))
+    return items

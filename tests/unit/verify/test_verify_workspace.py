@@ -69,7 +69,8 @@ def test_symlink_is_not_followed(projection: Path, tmp_path: Path) -> None:
     target.unlink()
     target.symlink_to(outside)
     [item] = verify_workspace(projection).items
-    assert (item.kind, item.path, item.actual) == ("changed", "files/Shared/SOPs/SOP-001.md", "symlink")
+    assert (item.kind, item.path) == ("symlink", "files/Shared/SOPs/SOP-001.md")
+    assert str(outside) in (item.detail or "")
 
 
 def test_tampered_or_absent_manifest(projection: Path, tmp_path: Path) -> None:
@@ -132,3 +133,82 @@ def test_a_reformatted_projection_manifest_is_flagged(projection: Path) -> None:
     path.write_text(json.dumps(json.loads(path.read_text()), indent=4))
     [item] = verify_workspace(projection).items
     assert (item.kind, item.path) == ("tampered-manifest", "manifest.json")
+
+
+# -- every entry type and the modes that matter (issue 11) --------------------------------------
+
+
+def _kinds(result) -> set[tuple[str, str]]:  # noqa: ANN001 - a CheckResult
+    return {(i.kind, i.path) for i in result.items}
+
+
+def test_a_directory_symlink_to_the_verifier_is_refused(staged: Path, tmp_path: Path) -> None:
+    package = _copy(staged, tmp_path / "pkg")
+    (package / "candidate" / "workspace" / "peek").symlink_to(package / "verifier", target_is_directory=True)
+    result = verify_workspace(package / "candidate")
+    assert result.status == "fail"
+    assert ("symlink", "workspace/peek") in _kinds(result)
+    assert ("symlink", "candidate/workspace/peek") in _kinds(verify_workspace(package))
+
+
+def test_a_fifo_is_refused_without_opening_it(staged: Path, tmp_path: Path) -> None:
+    import os
+
+    package = _copy(staged / "candidate", tmp_path / "candidate")
+    os.mkfifo(package / "workspace" / "pipe")
+    os.mkfifo(package / "projection" / "files" / "fifo.md")
+    # Nobody ever opens the FIFOs' write ends: a scan that opened them would block here forever.
+    result = verify_workspace(package)
+    assert {("fifo", "workspace/pipe"), ("fifo", "projection/files/fifo.md")} <= _kinds(result)
+
+
+def test_a_fifo_in_place_of_the_manifest_does_not_block(projection: Path) -> None:
+    import os
+
+    (projection / "manifest.json").unlink()
+    os.mkfifo(projection / "manifest.json")
+    [item] = verify_workspace(projection).items
+    assert (item.kind, item.path, item.detail) == ("tampered-manifest", "manifest.json", "not a regular file")
+
+
+def test_a_socket_is_refused(staged: Path, tmp_path: Path) -> None:
+    import socket
+
+    package = _copy(staged / "candidate", tmp_path / "c")
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(package / "workspace" / "s"))
+        assert ("socket", "workspace/s") in _kinds(verify_workspace(package))
+
+
+@pytest.mark.parametrize(("mode", "kinds"), [(0o4777, {"setuid", "executable"}), (0o2644, {"setgid"}),
+                                             (0o000, {"unreadable"}), (0o755, {"executable"})])
+def test_modes_that_matter_are_refused(projection: Path, mode: int, kinds: set[str]) -> None:
+    target = projection / "files" / "Shared" / "SOPs" / "SOP-001.md"
+    target.chmod(mode)
+    result = verify_workspace(projection)
+    assert {(k, "files/Shared/SOPs/SOP-001.md") for k in kinds} == _kinds(result)
+
+
+def test_an_unlistable_directory_is_refused(projection: Path) -> None:
+    (projection / "mail").chmod(0o000)
+    try:
+        assert ("unreadable", "mail") in _kinds(verify_workspace(projection))
+    finally:
+        (projection / "mail").chmod(0o755)
+
+
+def test_an_empty_directory_is_refused_but_the_empty_workspace_is_not(staged: Path, tmp_path: Path) -> None:
+    package = _copy(staged / "candidate", tmp_path / "c")
+    for child in (package / "workspace").iterdir():
+        child.unlink()
+    assert verify_workspace(package).status == "pass"
+    (package / "projection" / "files" / "hidden").mkdir()
+    (package / "workspace" / "a" / "b").mkdir(parents=True)
+    assert _kinds(verify_workspace(package)) == {("empty-directory", "projection/files/hidden"),
+                                                 ("empty-directory", "workspace/a/b")}
+
+
+def test_a_stray_entry_beside_the_package_sides_is_refused(staged: Path, tmp_path: Path) -> None:
+    package = _copy(staged, tmp_path / "pkg")
+    (package / "notes.txt").write_text("x")
+    assert ("unexpected", "notes.txt") in _kinds(verify_workspace(package))

@@ -21,6 +21,10 @@ def run_command(
     max_steps: int = typer.Option(40, "--max-steps", help="Step budget of the openai agent."),
     max_tokens: int = typer.Option(200_000, "--max-tokens", help="Token budget of the openai agent."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    trust_staged: bool = typer.Option(
+        False, "--trust-staged",
+        help="Run even if the staged package is not a frozen one (recorded in the execution record).",
+    ),
 ) -> None:
     """Stage a task, run an agent through the seat's tools, grade it and write an execution record."""
     from worldkit.run.judge import make_judge
@@ -29,7 +33,7 @@ def run_command(
     options = {"base_url": base_url, "model": model, "max_steps": max_steps, "max_tokens": max_tokens}
     result = run_task(
         overlay, agent, condition=condition, runs_dir=out, store_url=store,
-        agent_options=options, judge=make_judge(judge, options),
+        agent_options=options, judge=make_judge(judge, options), trust_staged=trust_staged,
     )  # fmt: skip
     summary = result.summary()
     if as_json:

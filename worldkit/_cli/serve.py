@@ -37,10 +37,16 @@ def serve_command(
     port: int = typer.Option(8000, "--port", help="HTTP: port to listen on."),
     store: str | None = typer.Option(None, "--store", help=STORE_HELP),
     run_id: str | None = typer.Option(None, "--run-id", help="Run id for the event log (default: a new one)."),
+    trust_staged: bool = typer.Option(
+        False, "--trust-staged",
+        help="Serve a staged folder that is not a frozen one (checked against its own manifest only); recorded.",
+    ),
 ) -> None:
     """Serve one seat's company systems as MCP tools, logging every call to the run's event log.
 
-    Over stdio, stdout carries the protocol; the run id and store go to stderr.
+    What is served must be a frozen projection or package (compared with manifests/<world>/, or a
+    re-derivation from the world where nothing is frozen); anything else is refused (exit 1)
+    unless --trust-staged. Over stdio, stdout carries the protocol; the run id and store go to stderr.
     """
     import anyio
 
@@ -53,7 +59,7 @@ def serve_command(
         raise UsageError(f"--transport {transport!r} is not supported; use stdio or http")
     staged = stage_seat(
         world=world, rev=rev, date=date, seat=seat, projection=projection, overlay=overlay,
-        condition=condition, out=out,
+        condition=condition, out=out, trust_staged=trust_staged,
     )
     try:
         with Store.open(store) as opened:
@@ -67,6 +73,11 @@ def serve_command(
                     f"{len(tools)} tools ({', '.join(tools)}); run {run} in store {opened.url}",
                     err=True,
                 )
+                check = staged.frozen_check
+                if staged.trusted_staged:
+                    typer.echo(f"TRUSTED STAGED (--trust-staged): {check.reason}", err=True)
+                elif check is not None:
+                    typer.echo(f"verified against the frozen manifests ({check.counts.get('reference')})", err=True)
                 # A terminated server still stores the events it has queued (the `with` blocks close).
                 signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
                 if transport == "stdio":

@@ -23,7 +23,8 @@ def verify_command(
     world: str = typer.Option(None, "--world", help="World name under worlds/ or a path."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     workspace: Path = typer.Option(
-        None, "--workspace", help="Check a staged folder (holding a manifest.json) against its manifest."
+        None, "--workspace",
+        help="Check a staged folder against its own manifest and against the frozen manifests of its world.",
     ),
     seeded: bool = typer.Option(False, "--seeded", help="Also inject the ten known faults into a scratch copy."),
     mutations: int = typer.Option(0, "--mutations", min=0, help="Also run N random single mutations."),
@@ -33,6 +34,10 @@ def verify_command(
     summary: Path = typer.Option(None, "--summary", help="Write the validation record (JSON) to this file."),
     only: str = typer.Option(None, "--only", help="Comma-separated check ids to run (default: all)."),
     store: str = typer.Option(None, "--store", help="Store URL whose run event logs to check (default: not checked)."),
+    trust_staged: bool = typer.Option(
+        False, "--trust-staged",
+        help="--workspace: accept a staged folder that is not a frozen one (reported as TRUSTED, not refused).",
+    ),
 ) -> int:
     """Prove the world, its frozen projections and staged tasks are what was frozen.
 
@@ -66,8 +71,14 @@ def verify_command(
             report.mutations = _guarded(
                 lambda: run_mutations(world, mutations, seed, manifests=manifests, overlays=overlays)
             ).as_json()
+    if trust_staged and workspace is None:
+        raise UsageError("--trust-staged applies to --workspace DIR")
     if workspace is not None:
+        from worldkit.verify.staged import verify_frozen
+
         report.checks.append(verify_workspace(workspace))
+        report.checks.append(_guarded(lambda: verify_frozen(workspace, manifests=manifests, world=world,
+                                                            trust_staged=trust_staged)))
     if summary is not None:
         summary.parent.mkdir(parents=True, exist_ok=True)
         summary.write_text(pretty_json(validation_record(report)), encoding="utf-8")

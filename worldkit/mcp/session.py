@@ -16,6 +16,7 @@ import tempfile
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from worldkit.errors import InvalidOverlay, UsageError
 from worldkit.materialize import materialize
@@ -36,6 +37,10 @@ class StagedSeat:
     root: Path
     """The directory holding everything staged (removed by `close` if it was temporary)."""
     temporary: bool = field(default=False)
+    trusted_staged: bool = field(default=False)
+    """The served folder is not a frozen one and was served only because of `--trust-staged`."""
+    frozen_check: Any = field(default=None)
+    """The `frozen-workspace` CheckResult of what is served."""
 
     def close(self) -> None:
         if self.temporary:
@@ -52,6 +57,7 @@ def stage_seat(
     overlay: str | None = None,
     condition: str | None = None,
     out: Path | None = None,
+    trust_staged: bool = False,
 ) -> StagedSeat:
     """Materialize (or reuse) the directory a seat's server serves.
 
@@ -60,6 +66,10 @@ def stage_seat(
       package, with a copy of its workspace in `workspace/` (the package stays the pre-task state);
     - otherwise materialize (world, rev, date, seat).
     Without `out`, a temporary directory is used and removed by `StagedSeat.close`.
+
+    Whatever is served is first checked against its own manifest and against what was frozen
+    (`worldkit.verify.staged`): a folder that is not a frozen one is refused (`CheckFailed`)
+    unless `trust_staged`, which is then recorded on the returned `StagedSeat`.
     """
     if projection is not None:
         if overlay is not None:
@@ -67,15 +77,17 @@ def stage_seat(
         projection = Path(projection).absolute()
         config = default_tool_config(projection)
         _require_match(config, world, rev, date, seat, f"projection {projection}")
-        return StagedSeat(projection=projection, config=config, workspace=None, root=projection)
+        staged = StagedSeat(projection=projection, config=config, workspace=None, root=projection)
+        return _verified(staged, projection, "projection", trust_staged, world=world)
     temporary = out is None
     root = Path(tempfile.mkdtemp(prefix="worldkit-serve-")) if out is None else Path(out).absolute()
     try:
         if overlay is not None:
-            staged = _stage_overlay(overlay, condition, root)
+            staged, applied = _stage_overlay(overlay, condition, root)
             _require_match(staged.config, world, rev, date, seat, f"overlay {overlay}")
             staged.temporary = temporary
-            return staged
+            derived = applied.summary_model.model_dump(mode="json")
+            return _verified(staged, applied.out, "staged package", trust_staged, derived=derived)
         named = (("--world", world), ("--rev", rev), ("--date", date), ("--seat", seat))
         missing = [name for name, value in named if not value]
         if missing:
@@ -84,17 +96,29 @@ def stage_seat(
             )
         assert world and rev and date and seat
         target = root / "projection"
-        materialize(world, rev, date, seat, target)
-        return StagedSeat(
+        built = materialize(world, rev, date, seat, target)
+        staged = StagedSeat(
             projection=target, config=default_tool_config(target), workspace=None, root=root, temporary=temporary
         )
+        return _verified(staged, target, "projection", trust_staged, world=world, derived={"manifest": built.manifest})
     except BaseException:
         if temporary:
             shutil.rmtree(root, ignore_errors=True)
         raise
 
 
-def _stage_overlay(overlay: str, condition: str | None, root: Path) -> StagedSeat:
+def _verified(staged: StagedSeat, folder: Path, what: str, trust_staged: bool, **options: Any) -> StagedSeat:
+    """Refuse a served folder that fails its own manifest or is not a frozen one (unless trusted)."""
+    from worldkit.verify.staged import require_staged
+
+    if options.get("world") is None:
+        options.pop("world", None)
+    staged.frozen_check = require_staged(folder, what, trust_staged=trust_staged, **options)
+    staged.trusted_staged = bool(staged.frozen_check.counts.get("trusted_staged"))
+    return staged
+
+
+def _stage_overlay(overlay: str, condition: str | None, root: Path) -> tuple[StagedSeat, Any]:
     from worldkit.overlay import apply_overlay
 
     package = apply_overlay(overlay, root / "package", condition or "full")
@@ -109,7 +133,7 @@ def _stage_overlay(overlay: str, condition: str | None, root: Path) -> StagedSea
         shutil.copytree(candidate / "workspace", workspace)
     else:
         workspace.mkdir()
-    return StagedSeat(projection=candidate / "projection", config=config, workspace=workspace, root=root)
+    return StagedSeat(projection=candidate / "projection", config=config, workspace=workspace, root=root), package
 
 
 def _require_match(

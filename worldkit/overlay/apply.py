@@ -291,11 +291,14 @@ def apply_overlay(
     *,
     force: bool = False,
     allow_stale: bool = False,
+    check: bool = True,
 ) -> PackageResult:
     """Write the candidate and verifier packages of `overlay` under `out` (see module docstring).
 
-    Refuses a non-empty `out` without `force`, and a projection whose fingerprint differs from
-    the overlay's pin unless `allow_stale` (raises `StaleFingerprint`).
+    Refuses a non-empty `out` without `force`, a projection whose fingerprint differs from the
+    overlay's pin unless `allow_stale` (raises `StaleFingerprint`), and, with `check` (the
+    default), any overlay `overlay check` rejects (raises `OverlayProblems`, listing them).
+    `verify` stages with `check=False`: it must see a faulty overlay's package to report on it.
     """
     model = overlay if isinstance(overlay, Overlay) else load_overlay(overlay)
     packet = packet_name(model, condition)
@@ -303,7 +306,7 @@ def apply_overlay(
     references = reference_bytes(model)
     out = Path(out).absolute()
     with atomic_directory(out, force=force) as tmp:
-        summary = _build(model, world, packet, condition, references, tmp, allow_stale)
+        summary = _build(model, world, packet, condition, references, tmp, allow_stale, check)
     return PackageResult(out=out, overlay=model, summary_model=summary)
 
 
@@ -315,6 +318,7 @@ def _build(
     references: dict[str, bytes],
     tmp: Path,
     allow_stale: bool,
+    check: bool = True,
 ) -> PackageSummary:
     candidate = tmp / "candidate"
     projection = candidate / "projection"
@@ -322,6 +326,8 @@ def _build(
     full = materialize(world, model.rev, model.date, model.seat, full_dir)
     if full.fingerprint != model.pinned_fingerprint and not allow_stale:
         raise StaleFingerprint(model, full.fingerprint)
+    if check:
+        _refuse_problems(model, full)
     if packet:
         view_manifest = write_curated(full_dir, projection, model, packet)
     else:
@@ -383,6 +389,24 @@ def _build(
     )
     _write(tmp / "package.json", pretty_json(summary.model_dump(mode="json")).encode("utf-8"))
     return summary
+
+
+def _refuse_problems(model: Overlay, full: Any) -> None:
+    """Run `overlay check` on the projection just materialized; refuse on any error it reports."""
+    import tempfile
+
+    from worldkit.overlay.errors import OverlayProblems
+    from worldkit.overlay.problems import check_materialized
+
+    with tempfile.TemporaryDirectory(prefix="worldkit-apply-check-") as scratch:
+        report = check_materialized(model, full, Path(scratch))
+    errors = [p for p in report.errors if p.code != "fingerprint-stale"]  # stale: refused above unless allowed
+    if errors:
+        lines = "\n".join("  " + p.line() for p in errors)
+        raise OverlayProblems(
+            f"overlay {model.id} has {len(errors)} problem(s) `worldkit overlay check` rejects; "
+            f"apply refuses it:\n{lines}"
+        )
 
 
 def diff_candidate(candidate: Path) -> TreeDiff:

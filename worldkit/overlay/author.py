@@ -261,7 +261,7 @@ def freeze_overlay(overlay: Overlay | str | Path, manifests: str | Path = "manif
     conditions: dict[str, ConditionDigests] = {}
     with tempfile.TemporaryDirectory(prefix="worldkit-overlay-freeze-") as scratch:
         for index, condition in enumerate(model.conditions):
-            applied = apply_overlay(model, Path(scratch) / f"c{index}", condition)
+            applied = apply_overlay(model, Path(scratch) / f"c{index}", condition, check=False)  # checked above
             conditions[condition] = ConditionDigests(
                 fingerprint=applied.fingerprint,
                 candidate_sha256=applied.candidate_sha256,

@@ -110,24 +110,33 @@ def check_overlay(overlay: Overlay | str | Path) -> CheckReport:
     with tempfile.TemporaryDirectory(prefix="worldkit-overlay-check-") as scratch:
         root = Path(scratch)
         result = materialize(world, model.rev, model.date, model.seat, root / "projection")
-        view = ProjectionView(result.out, result.manifest)
-        problems: list[Problem] = []
-        if result.fingerprint != model.pinned_fingerprint:
-            problems.append(Problem(
-                "fingerprint-stale", "error", "pinned_fingerprint",
-                f"pinned {model.pinned_fingerprint} but the projection of {model.rev} {model.date} {model.seat} "
-                f"is {result.fingerprint}",
-                "review the overlay against the new projection, then run `worldkit overlay pin` on it",
-            ))  # fmt: skip
-        problems += _surfaces(model, view)
-        problems += _evidence(model, view)
-        problems += _curated(model, view)
-        problems += _deliverable(model)
-        references, ref_problems = _references(model)
-        problems += ref_problems
-        problems += _leaks(model, references, view)
-        problems += _reference_solution(model, view, root)
-        problems += _sources(model, view)
+        return check_materialized(model, result, root)
+
+
+def check_materialized(model: Overlay, result: Any, scratch: Path) -> CheckReport:
+    """Every problem of `model` against an existing materialization of its projection (`result`,
+    a `ProjectionResult`); `scratch` is an empty folder the reference solution is replayed in.
+    `overlay apply` and `run` call this on the projection they stage, so they refuse exactly what
+    `overlay check` rejects."""
+    root = Path(scratch)
+    view = ProjectionView(result.out, result.manifest)
+    problems: list[Problem] = []
+    if result.fingerprint != model.pinned_fingerprint:
+        problems.append(Problem(
+            "fingerprint-stale", "error", "pinned_fingerprint",
+            f"pinned {model.pinned_fingerprint} but the projection of {model.rev} {model.date} {model.seat} "
+            f"is {result.fingerprint}",
+            "review the overlay against the new projection, then run `worldkit overlay pin` on it",
+        ))  # fmt: skip
+    problems += _surfaces(model, view)
+    problems += _evidence(model, view)
+    problems += _curated(model, view)
+    problems += _deliverable(model)
+    references, ref_problems = _references(model)
+    problems += ref_problems
+    problems += _leaks(model, references, view)
+    problems += _reference_solution(model, view, root)
+    problems += _sources(model, view)
     return CheckReport(
         overlay=model.id,
         source=str(model.source) if model.source else None,

@@ -22,8 +22,16 @@ def _deliverable_text(overlay: Overlay, ctx: GradingContext) -> str:
     path = overlay.deliverable.path
     if not path:
         return ""
-    target = Path(ctx.workspace) / path
-    return target.read_text(encoding="utf-8", errors="replace")[:MAX_DELIVERABLE_CHARS] if target.is_file() else ""
+    from worldkit.errors import PathRefused
+    from worldkit.materialize.scan import read_regular
+    from worldkit.overlay._paths import confined
+
+    try:  # only a regular file inside the workspace: never an absolute path, `..`, a link out or a FIFO
+        target = confined(Path(ctx.workspace), path)
+    except PathRefused:
+        return ""
+    data = read_regular(target, limit=4 * MAX_DELIVERABLE_CHARS)
+    return data.decode("utf-8", errors="replace")[:MAX_DELIVERABLE_CHARS] if data is not None else ""
 
 
 class OpenAIJudge:

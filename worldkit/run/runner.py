@@ -39,7 +39,7 @@ from worldkit.run.record import (
 )
 from worldkit.run.session import MCPToolSession
 from worldkit.store import EventLog, Store, read_events
-from worldkit.verify.workspace import verify_workspace
+from worldkit.verify.staged import require_staged
 
 
 @dataclass(frozen=True)
@@ -95,6 +95,7 @@ def run_task(
     agent_options: dict[str, Any] | None = None,
     judge: Judge | None = None,
     run_id: str | None = None,
+    trust_staged: bool = False,
 ) -> RunResult:
     overlay = overlay_ref if isinstance(overlay_ref, Overlay) else load_overlay(resolve_overlay(overlay_ref))
     agent = make_agent(agent_name, agent_options)
@@ -102,11 +103,9 @@ def run_task(
     run_dir = Path(runs_dir).absolute() / run_id
     package = apply_overlay(overlay, run_dir / "package", condition)
     candidate = package.candidate
-    for staged in (candidate, candidate / "projection"):
-        check = verify_workspace(staged)
-        if check.status != "pass":
-            problems = "; ".join(f"{i.kind} {i.path}" for i in check.items[:5])
-            raise CheckFailed(f"run blocked: staged package {staged} fails the workspace check ({problems}); {check.fix}")
+    # Against its own manifests and against what was frozen (or this fresh derivation where nothing is).
+    staged_check = require_staged(package.out, "run blocked: staged package", trust_staged=trust_staged,
+                                  derived=package.summary_model.model_dump(mode="json"))
     projection = candidate / "projection"
     # The agent works on a copy: the staged package stays the frozen pre-task state (replay uses it).
     workspace = run_dir / "workspace"
@@ -158,6 +157,8 @@ def run_task(
             "overlay": overlay.id, "overlay_sha256": overlay_digest(overlay),
             "overlay_path": str(overlay._source or ""),
             "revision_digest": package.summary().get("revision_digest", ""),
+            "staged_reference": staged_check.counts.get("reference"),
+            "trusted_staged": bool(staged_check.counts.get("trusted_staged")),
         },
         digests={
             "fingerprint": package.fingerprint,

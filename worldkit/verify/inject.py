@@ -155,3 +155,40 @@ def rename(path: Path, new_name: str) -> Path:
 def copy_into(source: Path, target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(source, target)
+
+
+def rehash_package(package: Path, rel: str, data: bytes) -> None:
+    """The re-hashed package attack: add `candidate/<rel>` to an applied package and re-digest every
+    manifest consistently with worldkit's own functions (projection fingerprint, candidate and
+    package digests), so the package agrees with itself everywhere. Only a comparison with what was
+    frozen can tell it from a real one."""
+    import json
+
+    from worldkit.canon import sha256_json
+    from worldkit.materialize.manifest import MANIFEST_NAME, read_manifest, scan_tree
+
+    candidate = package / "candidate"
+    target = candidate / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(data)
+    projection = candidate / "projection"
+    manifest = read_manifest(projection)
+    if rel.startswith("projection/"):
+        inner = rel[len("projection/"):]
+        entry = entry_for(inner, data, inner.split("/", 1)[0], "smuggled")
+        files = sorted([*(e for e in manifest.files if e.path != inner), entry], key=lambda e: e.path)
+        manifest = manifest.model_copy(update={"files": files})
+        manifest = manifest.model_copy(update={"fingerprint": manifest.expected_fingerprint()})
+        (projection / MANIFEST_NAME).write_bytes(manifest_bytes(manifest))
+    body = json.loads((candidate / MANIFEST_NAME).read_bytes())
+    digests = scan_tree(candidate, frozenset({MANIFEST_NAME, f"projection/{MANIFEST_NAME}"}))
+    body["files"] = [{"path": p, "sha256": d, "size": (candidate / p).stat().st_size} for p, d in sorted(digests.items())]
+    body["fingerprint"] = manifest.fingerprint
+    body.pop("candidate_sha256", None)
+    body["candidate_sha256"] = sha256_json(body)
+    (candidate / MANIFEST_NAME).write_text(pretty_json(body), encoding="utf-8")
+    summary_file = package / "package.json"
+    if summary_file.is_file():
+        summary = json.loads(summary_file.read_bytes())
+        summary.update(fingerprint=manifest.fingerprint, candidate_sha256=body["candidate_sha256"])
+        summary_file.write_text(pretty_json(summary), encoding="utf-8")

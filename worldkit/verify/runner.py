@@ -86,7 +86,7 @@ class VerifyReport:
         body: dict[str, Any] = {"status": self.status, "checks": [c.as_json() for c in self.checks]}
         if self.world is not None:
             body["world"] = self.world
-        if any(c.id != "staged-workspace" for c in self.checks):
+        if any(c.id not in ("staged-workspace", "frozen-workspace") for c in self.checks):
             body["validation"] = validation_record(self)
         if self.seeded is not None:
             body["seeded"] = self.seeded

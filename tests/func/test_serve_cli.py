@@ -46,8 +46,30 @@ def test_a_run_with_events_is_not_served_again(tmp_path: Path, capsys: pytest.Ca
     used = Run(projection, run_id="used", store_url=store)
     used.log.append("list_files", {}, "ok", None)
     used.close()
-    assert cli(["serve", "--projection", str(projection), "--store", store, "--run-id", "used"]) == 2
+    world = ["--world", str(tmp_path / "world")]  # not on the world search path: named for the frozen check
+    assert cli(["serve", "--projection", str(projection), *world, "--store", store, "--run-id", "used"]) == 2
     assert "error: run used already has 1 events in store" in capsys.readouterr().err
+
+
+def test_a_rehashed_projection_is_not_served(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from worldkit.materialize.manifest import read_manifest, write_manifest
+    from worldkit.verify.inject import entry_for
+
+    projection = project(tmp_path, "S1")
+    (projection / "files" / "smuggled.md").write_bytes(b"# smuggled\n")
+    manifest = read_manifest(projection)
+    files = sorted([*manifest.files, entry_for("files/smuggled.md", b"# smuggled\n", "files", "x")],
+                   key=lambda e: e.path)
+    manifest = manifest.model_copy(update={"files": files})
+    write_manifest(projection, manifest.model_copy(update={"fingerprint": manifest.expected_fingerprint()}))
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    world = ["--world", str(tmp_path / "world")]
+    assert cli(["serve", "--projection", str(projection), *world, "--store", store]) == 1
+    err = capsys.readouterr().err
+    assert "fails the frozen-workspace check" in err and "unfrozen-file files/smuggled.md" in err
+    # Unverifiable (no world to re-derive from, nothing frozen) is refused too.
+    assert cli(["serve", "--projection", str(projection), "--store", store]) == 1
+    assert "unverifiable" in capsys.readouterr().err
 
 
 def test_log_replay_from_a_pre_task_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

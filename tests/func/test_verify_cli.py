@@ -122,21 +122,62 @@ def test_workspace_edit_of_one_byte_blocks_and_names_the_file(
     out = tmp_path / "staged"
     assert run(["overlay", "apply", str(overlays / "cc1-report.yaml"), "--out", str(out)]) == 0
     capsys.readouterr()
+    frozen = ["--manifests", str(overlays.parent / "manifests" / "mini")]
     for folder in (out, out / "candidate"):
-        assert run(["verify", "--workspace", str(folder)]) == 0
+        assert run(["verify", "--workspace", str(folder), *frozen]) == 0
     capsys.readouterr()
     target = out / "candidate" / "request.md"
     data = bytearray(target.read_bytes())
     data[5] ^= 0x01
     target.write_bytes(bytes(data))
-    assert run(["verify", "--workspace", str(out / "candidate"), "--json"]) == 1
+    assert run(["verify", "--workspace", str(out / "candidate"), "--json", *frozen]) == 1
     body = json.loads(capsys.readouterr().out)
     assert body["status"] == "fail" and "validation" not in body
-    [check] = body["checks"]
+    check, against_frozen = body["checks"]
     assert check["id"] == "staged-workspace" and check["status"] == "fail"
     assert [(i["kind"], i["path"]) for i in check["items"]] == [("changed", "request.md")]
-    assert run(["verify", "--workspace", str(out)]) == 1
+    assert against_frozen["id"] == "frozen-workspace" and against_frozen["status"] == "pass"  # the manifest is frozen
+    assert run(["verify", "--workspace", str(out), *frozen]) == 1
     assert "- changed candidate/request.md expected " in capsys.readouterr().out
+
+
+def test_the_rehashed_package_is_refused_unless_trusted(
+    tasks: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from worldkit.verify.inject import rehash_package
+
+    _, overlays = tasks
+    out = tmp_path / "staged"
+    assert run(["overlay", "apply", str(overlays / "cc1-report.yaml"), "--out", str(out)]) == 0
+    rehash_package(out, "projection/files/Shared/smuggled.md", b"# smuggled\n")
+    frozen = ["--manifests", str(overlays.parent / "manifests" / "mini")]
+    capsys.readouterr()
+    assert run(["verify", "--workspace", str(out), *frozen]) == 1
+    text = capsys.readouterr().out
+    assert "PASS  staged-workspace" in text and "FAIL  frozen-workspace" in text
+    assert "- unfrozen-file candidate/projection/files/Shared/smuggled.md" in text
+    assert run(["verify", "--workspace", str(out), *frozen, "--trust-staged", "--json"]) == 0
+    body = json.loads(capsys.readouterr().out)
+    trusted = body["checks"][1]
+    assert trusted["status"] == "skip" and trusted["counts"]["trusted_staged"] is True
+    assert run(["verify", "--world", str(tasks[0]), "--trust-staged"]) == 2
+
+
+def test_a_fifo_in_the_workspace_does_not_block_verify(tasks: tuple[Path, Path], tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    _, overlays = tasks
+    out = tmp_path / "staged"
+    assert run(["overlay", "apply", str(overlays / "cc1-report.yaml"), "--out", str(out)]) == 0
+    os.mkfifo(out / "candidate" / "workspace" / "pipe")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-m", "worldkit", "verify", "--workspace", str(out), "--manifests",
+                           str(overlays.parent / "manifests" / "mini")], capture_output=True, text=True, env=env,
+                          timeout=120)  # a guard against a hang, not a timing assertion
+    assert done.returncode == 1
+    assert "- fifo candidate/workspace/pipe" in done.stdout
 
 
 @pytest.mark.slow

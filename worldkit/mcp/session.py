@@ -143,10 +143,23 @@ def _require_match(
     given_and_actual = {"world": (world, config.world), "rev": (rev, config.rev), "date": (date, config.date),
                         "seat": (seat, config.seat)}
     for name, (given, actual) in given_and_actual.items():
-        if given is not None and given != actual and not (name == "world" and Path(given).name == actual):
+        if given is not None and given != actual and not (name == "world" and _names_world(given, actual)):
             raise UsageError(
                 f"--{name} {given} does not match {what}, which is for {name} {actual}; drop --{name} or fix it"
             )
+
+
+def _names_world(given: str, world_id: str) -> bool:
+    """Whether `given` (a name or a path) names the world `world_id`."""
+    from worldkit.errors import WorldkitError
+    from worldkit.world.load import load_world
+
+    if Path(given).name == world_id:
+        return True
+    try:
+        return load_world(given).id == world_id
+    except WorldkitError:
+        return False
 
 
 def new_run_id(seat: str) -> str:

@@ -1,0 +1,140 @@
+"""`verify_frozen`: a staged folder against what was frozen — the re-hashed package is refused.
+
+The attack (issue 11): add a file to a staged candidate package and re-digest every manifest
+consistently with worldkit's own functions. The package then agrees with itself everywhere, so
+`staged-workspace` passes; only the comparison with the frozen manifests catches it.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.unit.verify.conftest import DATE, Frozen
+from worldkit.errors import CheckFailed
+from worldkit.materialize import materialize
+from worldkit.verify import verify_workspace
+from worldkit.verify.inject import rehash_package
+from worldkit.verify.staged import check_staged, require_staged, verify_frozen
+
+
+@pytest.fixture(scope="module")
+def applied(tasks_world: Frozen, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    from worldkit.overlay.apply import apply_overlay
+
+    base = tmp_path_factory.mktemp("applied")
+    return {condition: apply_overlay(tasks_world.overlays / "cc1-report.yaml", base / condition.replace(":", "-"),
+                                     condition).out
+            for condition in ("full", "curated:curator-1")}
+
+
+def _copy(source: Path, into: Path) -> Path:
+    shutil.copytree(source, into)
+    return into
+
+
+def _frozen(tasks_world: Frozen, folder: Path, **options: object):  # noqa: ANN202
+    return verify_frozen(folder, manifests=tasks_world.manifests, world=tasks_world.world, **options)
+
+
+@pytest.mark.parametrize("condition", ["full", "curated:curator-1"])
+def test_a_freshly_applied_package_is_a_frozen_one(tasks_world: Frozen, applied: dict[str, Path], condition: str) -> None:
+    package = applied[condition]
+    for folder in (package, package / "candidate", package / "verifier", package / "candidate" / "projection"):
+        outcome = _frozen(tasks_world, folder)
+        assert outcome.status == "pass", (folder, [i.line() for i in outcome.items])
+        assert outcome.counts["reference"] == "frozen"
+
+
+@pytest.mark.parametrize("rel", ["projection/files/Shared/smuggled.md", "workspace/notes.md"])
+def test_the_rehashed_package_passes_its_own_manifest_but_is_refused(
+    tasks_world: Frozen, applied: dict[str, Path], tmp_path: Path, rel: str
+) -> None:
+    package = _copy(applied["full"], tmp_path / "pkg")
+    rehash_package(package, rel, b"# smuggled\n")
+    assert verify_workspace(package).status == "pass"  # consistent with itself: the attack as filed
+    outcome = _frozen(tasks_world, package)
+    assert outcome.status == "fail"
+    kinds = {i.kind for i in outcome.items}
+    assert "unfrozen-package" in kinds
+    if rel.startswith("projection/"):
+        assert ("unfrozen-file", "candidate/" + rel) in {(i.kind, i.path) for i in outcome.items}
+        assert "unfrozen-fingerprint" in kinds
+    assert _frozen(tasks_world, package / "candidate").status == "fail"
+
+
+def test_trust_staged_accepts_and_says_so(tasks_world: Frozen, applied: dict[str, Path], tmp_path: Path) -> None:
+    package = _copy(applied["full"], tmp_path / "pkg")
+    rehash_package(package, "projection/files/Shared/smuggled.md", b"x\n")
+    outcome = _frozen(tasks_world, package, trust_staged=True)
+    assert outcome.status == "skip" and outcome.counts["trusted_staged"] is True
+    assert outcome.reason and outcome.reason.startswith("TRUSTED (--trust-staged)")
+    assert outcome.items  # the differences are still reported
+
+
+def test_require_staged_refuses_and_trusts(tasks_world: Frozen, applied: dict[str, Path], tmp_path: Path) -> None:
+    package = _copy(applied["full"], tmp_path / "pkg")
+    rehash_package(package, "workspace/x.md", b"x\n")
+    with pytest.raises(CheckFailed, match="fails the frozen-workspace check: unfrozen-package"):
+        require_staged(package, "package", manifests=tasks_world.manifests, world=tasks_world.world)
+    trusted = require_staged(package, "package", manifests=tasks_world.manifests, world=tasks_world.world,
+                             trust_staged=True)
+    assert trusted.counts["trusted_staged"] is True
+    # A package that fails its own manifest is refused even when trusted.
+    (package / "candidate" / "workspace" / "x.md").write_text("changed")
+    with pytest.raises(CheckFailed, match="staged-workspace"):
+        require_staged(package, "package", manifests=tasks_world.manifests, trust_staged=True)
+
+
+def test_a_projection_with_a_smuggled_entry_is_named(tasks_world: Frozen, tmp_path: Path) -> None:
+    from worldkit.materialize.manifest import read_manifest, write_manifest
+    from worldkit.verify.inject import entry_for
+
+    out = materialize(tasks_world.world, "r1", DATE, _seat(tasks_world), tmp_path / "p").out
+    assert _frozen(tasks_world, out).status == "pass"
+    (out / "files" / "extra.md").write_bytes(b"extra\n")
+    manifest = read_manifest(out)
+    files = sorted([*manifest.files, entry_for("files/extra.md", b"extra\n", "files", "x")], key=lambda e: e.path)
+    manifest = manifest.model_copy(update={"files": files})
+    write_manifest(out, manifest.model_copy(update={"fingerprint": manifest.expected_fingerprint()}))
+    assert verify_workspace(out).status == "pass"
+    items = {(i.kind, i.path) for i in _frozen(tasks_world, out).items}
+    assert {("unfrozen-file", "files/extra.md"), ("unfrozen-fingerprint", "manifest.json")} <= items
+
+
+def test_nothing_frozen_means_a_re_derivation_from_the_world(tasks_world: Frozen, tmp_path: Path) -> None:
+    out = materialize(tasks_world.world, "r1", DATE, _seat(tasks_world), tmp_path / "p").out
+    outcome = verify_frozen(out, manifests=tmp_path / "none", world=tasks_world.world)
+    assert (outcome.status, outcome.counts["reference"]) == ("pass", "re-derived")
+    target = next(p for p in (out / "files").rglob("*") if p.is_file())
+    target.write_bytes(b"changed")
+    from worldkit.materialize.manifest import read_manifest, write_manifest
+    from worldkit.verify.inject import entry_for
+
+    manifest = read_manifest(out)
+    rel = target.relative_to(out).as_posix()
+    old = manifest.by_path()[rel]
+    files = [entry_for(rel, b"changed", old.surface, old.source) if e.path == rel else e for e in manifest.files]
+    manifest = manifest.model_copy(update={"files": files})
+    write_manifest(out, manifest.model_copy(update={"fingerprint": manifest.expected_fingerprint()}))
+    outcome = verify_frozen(out, manifests=tmp_path / "none", world=tasks_world.world)
+    assert ("unfrozen-file", rel) in {(i.kind, i.path) for i in outcome.items}
+
+
+def test_no_world_and_nothing_frozen_is_refused(tasks_world: Frozen, tmp_path: Path) -> None:
+    out = materialize(tasks_world.world, "r1", DATE, _seat(tasks_world), tmp_path / "p").out
+    outcome = verify_frozen(out, manifests=tmp_path / "none", world="no-such-world")
+    assert outcome.status == "fail" and {i.kind for i in outcome.items} == {"unverifiable"}
+
+
+def test_check_staged_runs_both(tasks_world: Frozen, applied: dict[str, Path]) -> None:
+    ids = [r.id for r in check_staged(applied["full"], manifests=tasks_world.manifests, world=tasks_world.world)]
+    assert ids == ["staged-workspace", "frozen-workspace"]
+
+
+def _seat(tasks_world: Frozen) -> str:
+    from worldkit.overlay.load import load_overlay
+
+    return load_overlay(tasks_world.overlays / "cc1-report.yaml").seat

@@ -86,8 +86,11 @@ def stage_seat(
             staged, applied = _stage_overlay(overlay, condition, root)
             _require_match(staged.config, world, rev, date, seat, f"overlay {overlay}")
             staged.temporary = temporary
+            from worldkit.overlay.load import overlay_world
+
             derived = applied.summary_model.model_dump(mode="json")
-            return _verified(staged, applied.out, "staged package", trust_staged, derived=derived)
+            return _verified(staged, applied.out, "staged package", trust_staged, derived=derived,
+                             world=overlay_world(applied.overlay))
         named = (("--world", world), ("--rev", rev), ("--date", date), ("--seat", seat))
         missing = [name for name, value in named if not value]
         if missing:

@@ -21,6 +21,7 @@ from worldkit.mcp.seat import SeatView
 from worldkit.mcp.server import build_seat_server
 from worldkit.mcp.state import DiskWorkspace, SeatState, pre_task_state, scan_workspace
 from worldkit.overlay import apply_overlay, load_overlay, overlay_digest, resolve_overlay
+from worldkit.overlay.load import overlay_world
 from worldkit.overlay.changes import baseline_records
 from worldkit.overlay.context import GradingContext
 from worldkit.overlay.grading import evaluate_rubric
@@ -105,7 +106,7 @@ def run_task(
     candidate = package.candidate
     # Against its own manifests and against what was frozen (or this fresh derivation where nothing is).
     staged_check = require_staged(package.out, "run blocked: staged package", trust_staged=trust_staged,
-                                  derived=package.summary_model.model_dump(mode="json"))
+                                  world=overlay_world(overlay), derived=package.summary_model.model_dump(mode="json"))
     projection = candidate / "projection"
     # The agent works on a copy: the staged package stays the frozen pre-task state (replay uses it).
     workspace = run_dir / "workspace"

@@ -1,0 +1,90 @@
+"""`overlay apply` and `run` refuse exactly what `overlay check` rejects (issue 11), and the judge
+reads only workspace files."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fixtures.overlays.paths import BROKEN, GOOD
+from worldkit._cli.main import run as cli
+from worldkit.errors import WorldkitError
+from worldkit.overlay import Overlay, apply_overlay, check_overlay
+from worldkit.overlay.errors import OverlayProblems
+
+CHECKABLE = sorted(p for p in BROKEN.glob("*.yaml") if p.stem not in ("invalid-model", "invalid-yaml"))
+
+
+@pytest.mark.parametrize("overlay", CHECKABLE, ids=lambda p: p.stem)
+def test_apply_refuses_every_overlay_check_rejects(overlay: Path, tmp_path: Path) -> None:
+    report = check_overlay(overlay)
+    assert not report.ok
+    with pytest.raises(WorldkitError) as refused:
+        apply_overlay(overlay, tmp_path / "pkg")
+    assert not (tmp_path / "pkg").exists()
+    # Two are refused by their own, earlier error: a stale pin (StaleFingerprint), an absent reference file.
+    if overlay.stem not in ("fingerprint-stale", "reference-file-missing"):
+        assert isinstance(refused.value, OverlayProblems)
+        for problem in report.errors:
+            assert problem.code in refused.value.message
+
+
+@pytest.mark.parametrize("path", ["../../x.csv", "/tmp/x.csv"])
+def test_a_deliverable_outside_the_workspace_is_refused_by_apply_and_run(
+    mutated: Callable[[Callable[[dict[str, Any]], Any]], Overlay], path: str, tmp_path: Path
+) -> None:
+    from worldkit.run.runner import run_task
+
+    model = mutated(lambda raw: raw["deliverable"].__setitem__("path", path))
+    assert "deliverable-outside-workspace" in {p.code for p in check_overlay(model).errors}
+    with pytest.raises(OverlayProblems, match="deliverable-outside-workspace"):
+        apply_overlay(model, tmp_path / "pkg")
+    with pytest.raises(OverlayProblems, match="deliverable-outside-workspace"):
+        run_task(model, "noop", runs_dir=tmp_path / "runs", store_url=f"sqlite:///{tmp_path / 's.db'}")
+
+
+def test_a_curated_packet_naming_a_file_outside_the_projection_is_refused_under_every_condition(
+    mutated: Callable[[Callable[[dict[str, Any]], Any]], Overlay], tmp_path: Path
+) -> None:
+    model = mutated(lambda raw: raw["curated"]["curator-1"].append("../verifier/truth.json"))
+    assert not check_overlay(model).ok
+    for condition in ("full", "curated:curator-1"):
+        with pytest.raises(OverlayProblems):
+            apply_overlay(model, tmp_path / condition.replace(":", "-"), condition)
+
+
+def test_the_cli_apply_exits_1_like_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = BROKEN / "deliverable-outside-workspace.yaml"
+    assert cli(["overlay", "check", str(bad)]) == 1
+    assert cli(["overlay", "apply", str(bad), "--out", str(tmp_path / "pkg")]) == 1
+    assert "deliverable-outside-workspace" in capsys.readouterr().err
+    assert cli(["overlay", "apply", str(GOOD), "--out", str(tmp_path / "ok")]) == 0
+
+
+def test_the_judge_reads_only_workspace_files(
+    mutated: Callable[[Callable[[dict[str, Any]], Any]], Overlay], tmp_path: Path
+) -> None:
+    import os
+
+    from worldkit.overlay.context import GradingContext
+    from worldkit.run.judge import _deliverable_text
+
+    secret = tmp_path / "secret.csv"
+    secret.write_text("outside secret")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "report.md").write_text("inside")
+    ctx = GradingContext(workspace=workspace, records={}, sent=[], events=[], projection=tmp_path)
+    for path in (str(secret), "../secret.csv"):
+        model = mutated(lambda raw, p=path: raw["deliverable"].__setitem__("path", p))
+        assert _deliverable_text(model, ctx) == ""
+    (workspace / "link.md").symlink_to(secret)
+    os.mkfifo(workspace / "pipe.md")
+    for name in ("link.md", "pipe.md"):
+        model = mutated(lambda raw, n=name: raw["deliverable"].__setitem__("path", n))
+        assert _deliverable_text(model, ctx) == ""
+    model = mutated(lambda raw: raw["deliverable"].__setitem__("path", "report.md"))
+    assert _deliverable_text(model, ctx) == "inside"

@@ -56,6 +56,10 @@ SEARCH_MATCHES_MAX = 40
 SNIPPET_RADIUS = 80
 MOVE_IDS_MAX = 100_000
 _NAME_BYTES_MAX = 255
+DESTINATION_DEPTH_MAX = 32
+"""Most folder components a destination may have (checked before anything is journaled)."""
+DESTINATION_BYTES_MAX = 1024
+"""Most bytes of the destination's `/`-joined path, record file name included (well under PATH_MAX)."""
 _INBOX = "inbox"
 _RECORD_ID = re.compile(r"[A-Z][0-9]+")
 
@@ -208,7 +212,19 @@ def _write_durably(path: Path, data: bytes) -> None:
 
 
 def destination_problem(destination: Sequence[str]) -> str | None:
-    """Why `destination` cannot be created as a folder path, or None."""
+    """Why `destination` cannot be created as a folder path, or None.
+
+    Besides each name's rules, the depth and the whole path's length are capped, so a destination
+    that the filesystem (or a recursive mkdir) could not create is refused before it is journaled.
+    """
+    if not isinstance(destination, (list, tuple)):
+        return f"destination {destination!r} is not a list of folder names"
+    if len(destination) > DESTINATION_DEPTH_MAX:
+        return f"it has {len(destination)} folder levels; at most {DESTINATION_DEPTH_MAX} are allowed"
+    if all(isinstance(name, str) for name in destination):
+        total = len("/".join(destination).encode("utf-8", errors="surrogatepass")) + len("/X0000000000.txt")
+        if total > DESTINATION_BYTES_MAX:
+            return f"its path is {total} bytes long; at most {DESTINATION_BYTES_MAX} are allowed"
     for index, name in enumerate(destination):
         problem = folder_name_problem(name)
         if problem is None and "\x00" in name:
@@ -219,6 +235,22 @@ def destination_problem(destination: Sequence[str]) -> str | None:
             problem = f"folder name {name!r} is reserved for the organizer's own state"
         if problem:
             return problem
+    return None
+
+
+def _moves_problem(moves: object) -> str | None:
+    """Why a journaled move list is not one `move_files` writes (confined relative record paths)."""
+    if not isinstance(moves, list):
+        return "the journal's moves are not a list"
+    for move in moves:
+        if not isinstance(move, dict) or not all(isinstance(move.get(k), str) for k in ("id", "from", "to")):
+            return f"malformed journal move {move!r}"
+        for rel in (move["from"], move["to"]):
+            parts = rel.split("/")
+            if rel.startswith("/") or any(p in ("", ".", "..") for p in parts) or parts[0] == ORGANIZER_STATE_DIR:
+                return f"journal move path {rel!r} leaves the scored tree"
+            if not parts[-1] == f"{move['id']}{RECORD_SUFFIX}":
+                return f"journal move path {rel!r} is not the file of record {move['id']}"
     return None
 
 
@@ -260,9 +292,39 @@ class Organizer:
 
     def _recover(self) -> None:
         """Roll an interrupted move forward: finish every rename its journal lists."""
-        plan = json.loads(self._journal.read_text(encoding="utf-8"))
-        self._apply(plan["moves"], plan["destination"])
+        try:
+            plan = json.loads(self._journal.read_text(encoding="utf-8"))
+            problem = destination_problem(plan["destination"]) or _moves_problem(plan["moves"])
+            if problem:
+                raise ValueError(problem)
+            self._apply(plan["moves"], plan["destination"])
+        except (ValueError, KeyError, TypeError, OSError, RecursionError) as error:
+            self._reject_plan(error)
+            return
         self._journal.unlink()
+        _fsync_dir(self.state)
+
+    def _reject_plan(self, error: BaseException) -> None:
+        """A journaled plan that cannot be applied: undo the renames it did, set the journal aside.
+
+        Each rename is atomic, so every record still exists exactly once; undoing brings them back
+        to where they were before the move, and the workspace stays usable (the next call and the
+        next start no longer trip over the plan). The journal is kept as `journal.rejected.json`.
+        """
+        try:
+            plan = json.loads(self._journal.read_text(encoding="utf-8"))
+            moves = plan.get("moves") if isinstance(plan, dict) else None
+        except (ValueError, OSError):
+            moves = None
+        if isinstance(moves, list) and _moves_problem(moves) is None:
+            for move in moves:
+                source, dest = self.workspace / move["from"], self.workspace / move["to"]
+                try:
+                    if dest.is_file() and not dest.is_symlink() and not source.exists():
+                        os.rename(dest, source)
+                except OSError:
+                    continue
+        os.replace(self._journal, self.state / "journal.rejected.json")
         _fsync_dir(self.state)
 
     def _apply(self, moves: Sequence[Mapping[str, str]], destination: Sequence[str]) -> None:

@@ -15,11 +15,17 @@ from pathlib import Path
 from worldkit.canon import sha256_file
 from worldkit.infoorg.tree import folder_name_problem
 
-__all__ = ["ORGANIZER_STATE_DIR", "RECORD_SUFFIX", "WorkspaceCheck", "check_workspace"]
+__all__ = ["ORGANIZER_STATE_DIR", "ORGANIZER_STATE_FILES", "RECORD_SUFFIX", "WorkspaceCheck", "check_workspace"]
 
 ORGANIZER_STATE_DIR = ".organizer"
-"""Top-level folder where the organizer server keeps its lock, journal and inventory; ignored
-by every scan."""
+"""Top-level folder where the organizer server keeps its lock, journal and inventory. It is not
+part of the scored tree, and it may hold only those files: anything else found in it (a copied
+record, a link, a folder) is an unexpected entry, which makes the output invalid."""
+
+ORGANIZER_STATE_FILES = frozenset({
+    "lock", "journal.json", "journal.json.tmp", "inventory.json", "inventory.json.tmp", "journal.rejected.json",
+})
+"""The only entries the organizer writes under `.organizer/` (regular files)."""
 
 RECORD_SUFFIX = ".txt"
 
@@ -84,9 +90,10 @@ def check_workspace(
         for entry in listing:
             name = entry.name
             rel = "/".join((*folders, name))
+            if not folders and name == ORGANIZER_STATE_DIR and entry.is_dir(follow_symlinks=False):
+                check.unexpected += _foreign_state(entry.path)
+                continue
             if entry.is_dir(follow_symlinks=False):
-                if not folders and name == ORGANIZER_STATE_DIR:
-                    continue
                 problem = folder_name_problem(name)
                 if problem:
                     check.bad_folders[rel] = problem
@@ -110,3 +117,13 @@ def check_workspace(
     check.changed = sorted(set(check.changed))
     check.unexpected.sort()
     return check
+
+
+def _foreign_state(state: str) -> list[str]:
+    """Entries under `.organizer/` that the organizer did not write (it writes only regular files)."""
+    foreign: list[str] = []
+    with os.scandir(state) as entries:
+        for entry in sorted(entries, key=lambda e: e.name):
+            if entry.name not in ORGANIZER_STATE_FILES or not entry.is_file(follow_symlinks=False):
+                foreign.append(f"{ORGANIZER_STATE_DIR}/{entry.name}")
+    return foreign

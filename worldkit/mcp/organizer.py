@@ -145,8 +145,8 @@ def build_organizer_server(
         ],
     ) -> MoveResult:
         """Move records into a folder, creating it. Folder names must be non-empty, without
-        '/' or '\\', not '.' or '..', not ending in '.txt' and not like a record id (F12).
-        Record contents never change."""
+        '/' or '\\', not '.' or '..', not ending in '.txt' and not like a record id (F12); at
+        most 32 levels and 1,024 bytes of path. Record contents never change."""
         return _run(lambda: organizer.move_files(ids, destination), _move_change)
 
     @server.tool(annotations=_READ_ONLY)

@@ -62,6 +62,8 @@ class CallLogMiddleware:
             detail = {"reason": " ".join(texts)[:500]}
         body = dumped.get("structuredContent", dumped.get("content")) if isinstance(dumped, dict) else dumped
         state_change = note.get("state_change") if outcome == "ok" else None
+        if outcome != "ok" and "arguments" in note:  # the server's bounded form of a refused call's arguments
+            arguments = loggable(note["arguments"])
         self.sink.append(
             tool,
             arguments,

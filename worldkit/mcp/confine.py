@@ -13,26 +13,33 @@ never follow a symlink.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+import secrets
 import stat
 import unicodedata
 from pathlib import Path
+from typing import Any
 
 from worldkit.errors import PathRefused
 
 __all__ = [
     "MAX_PATH_CHARS",
     "MAX_SEGMENT_BYTES",
+    "bounded_arguments",
     "check_id",
     "check_path",
     "open_confined",
+    "sweep_temp_files",
     "write_confined",
 ]
 
 MAX_PATH_CHARS = 1024
 MAX_SEGMENT_BYTES = 255
 MAX_ID_CHARS = 128
+MAX_LOGGED_STRING_CHARS = 4096
+"""A refused call's string argument longer than this is logged as its digest, size and a prefix."""
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@+-]*")
 _ENCODED = re.compile(r"%[0-9A-Fa-f]{2}|%u[0-9A-Fa-f]{4}")
@@ -150,22 +157,43 @@ def check_id(raw: object, *, what: str = "id", hint: str = "use an id exactly as
     return raw
 
 
+def bounded_arguments(value: Any) -> Any:
+    """A refused call's arguments as logged: every string longer than `MAX_LOGGED_STRING_CHARS`
+    becomes `{"sha256", "bytes", "chars", "prefix"}` (a refused 20 MB argument is not stored in full)."""
+    if isinstance(value, str):
+        if len(value) <= MAX_LOGGED_STRING_CHARS:
+            return value
+        data = value.encode("utf-8", "surrogatepass")
+        prefix = value[:200].encode("utf-8", "backslashreplace").decode("utf-8")
+        return {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data), "chars": len(value),
+                "prefix": prefix, "truncated": True}
+    if isinstance(value, dict):
+        return {str(k)[:MAX_LOGGED_STRING_CHARS]: bounded_arguments(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [bounded_arguments(v) for v in value]
+    return value
+
+
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
-def _open_parent(root: Path, parts: list[str], *, create: bool) -> int:
-    """A descriptor of the directory `root/parts[:-1]`, walked one component at a time, no symlinks."""
+def _open_parent(root: Path, parts: list[str], *, create: bool, created: list[str] | None = None) -> int:
+    """A descriptor of the directory `root/parts[:-1]`, walked one component at a time, no symlinks.
+
+    With `create`, missing folders are made; their relative paths are appended to `created`."""
     fd = os.open(root, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
     try:
-        for name in parts[:-1]:
+        for depth, name in enumerate(parts[:-1]):
             try:
                 child = os.open(name, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=fd)
             except FileNotFoundError:
                 if not create:
                     raise
                 os.mkdir(name, 0o755, dir_fd=fd)
+                if created is not None:
+                    created.append("/".join(parts[: depth + 1]))
                 child = os.open(name, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=fd)
             except OSError as error:
                 if stat.S_ISLNK(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
@@ -211,7 +239,8 @@ def write_confined(root: Path, rel: str, data: bytes) -> None:
     A symlink anywhere on the way, or a directory where the file should be, is refused.
     """
     parts = check_path(rel).split("/")
-    parent = _open_parent(root, parts, create=True)
+    created: list[str] = []
+    parent = _open_parent(root, parts, create=True, created=created)
     try:
         try:
             existing = os.stat(parts[-1], dir_fd=parent, follow_symlinks=False)
@@ -220,19 +249,71 @@ def write_confined(root: Path, rel: str, data: bytes) -> None:
         if existing is not None and not stat.S_ISREG(existing.st_mode):
             kind = "a symlink" if stat.S_ISLNK(existing.st_mode) else "not a regular file"
             raise PathRefused(f"path {rel!r} refused: it is {kind}")
-        tmp = f".{parts[-1][:200]}.tmp-{os.getpid()}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW | _CLOEXEC, 0o644, dir_fd=parent)
+        # A short, fresh name (O_EXCL): never too long for the folder, never an existing file of the agent's.
+        while True:
+            tmp = f".wk-tmp-{os.getpid()}-{secrets.token_hex(8)}"
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o644, dir_fd=parent)
+                break
+            except FileExistsError:
+                continue
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        try:
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
             os.rename(tmp, parts[-1], src_dir_fd=parent, dst_dir_fd=parent)
         except BaseException:
             os.unlink(tmp, dir_fd=parent)
             raise
+    except BaseException:
+        _remove_created(root, created)
+        raise
     finally:
         os.close(parent)
+
+
+def _remove_created(root: Path, created: list[str]) -> None:
+    """Undo the folders a failed write created (deepest first; only while they are empty)."""
+    for rel in reversed(created):
+        try:
+            os.rmdir(root / rel)
+        except OSError:
+            return
+
+
+_TEMP = re.compile(r"\.wk-tmp-(\d+)-[0-9a-f]{16}")
+
+
+def sweep_temp_files(root: Path) -> list[str]:
+    """Remove the temp files of `write_confined` calls whose process died mid-write (crash leftovers).
+
+    Only names this module makes (`.wk-tmp-<pid>-<16 hex>`) of processes no longer alive are
+    removed; the relative paths removed are returned."""
+    removed: list[str] = []
+    for folder, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(folder, d))]
+        for name in filenames:
+            found = _TEMP.fullmatch(name)
+            if found is None or _alive(int(found.group(1))):
+                continue
+            path = os.path.join(folder, name)
+            if os.path.isfile(path) and not os.path.islink(path):
+                os.unlink(path)
+                removed.append(os.path.relpath(path, root).replace(os.sep, "/"))
+    return sorted(removed)
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True

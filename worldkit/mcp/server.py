@@ -38,6 +38,7 @@ from worldkit.mcp.results import (
     WriteResult,
 )
 from worldkit.mcp.calllog import CALL_NOTE, CallLogMiddleware, WriteBehindLog
+from worldkit.mcp.confine import bounded_arguments
 from worldkit.mcp.seat import REFUSALS, SeatView
 from worldkit.mcp.state import SeatState
 from worldkit.overlay.toolconfig import ToolConfig
@@ -91,12 +92,13 @@ def _handler(view: SeatView, spec: ToolSpec) -> Callable[..., Any]:
         try:
             result = method(**arguments)
         except REFUSALS as refusal:
-            if note is not None:
-                note.update(outcome="denied", detail={"reason": refusal.message})
+            if note is not None:  # a refused call's huge argument is logged as digest + size, not in full
+                note.update(outcome="denied", detail={"reason": refusal.message}, arguments=bounded_arguments(arguments))
             raise ToolError(refusal.message) from refusal
         except Exception as error:
             if note is not None:
-                note.update(outcome="error", detail={"reason": f"{type(error).__name__}: {error}"[:500]})
+                note.update(outcome="error", detail={"reason": f"{type(error).__name__}: {error}"[:500]},
+                            arguments=bounded_arguments(arguments))
             raise
         if isinstance(result, tuple):
             result, change = result

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from worldkit.canon import sha256_json
 from worldkit.errors import InvalidWorld, StoreError
 from worldkit.materialize.manifest import read_manifest
-from worldkit.mcp.confine import check_path, open_confined, write_confined
+from worldkit.mcp.confine import check_path, open_confined, sweep_temp_files, write_confined
 
 __all__ = [
     "DiskWorkspace",
@@ -160,6 +160,7 @@ class DiskWorkspace:
     def __init__(self, root: Path) -> None:
         self.root = Path(root).absolute()
         self.root.mkdir(parents=True, exist_ok=True)
+        sweep_temp_files(self.root)  # temp files of writes killed mid-way (crash leftovers)
         self._digests = scan_workspace(self.root)
 
     def read(self, path: str) -> bytes:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import sys
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,15 +24,43 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def sweep_stale(out: Path) -> None:
-    """Remove temp siblings `.NAME.tmp-<pid>-…` left by processes that were killed."""
-    for stale in out.parent.glob(f".{out.name}.tmp-*"):
-        try:
-            pid = int(stale.name.rsplit("-", 2)[-2])
-        except (ValueError, IndexError):
+_STALE = re.compile(r"\.(?P<name>.+)\.(?:tmp|old)-(?P<pid>\d+)-[0-9a-f]{8}")
+
+
+def sweep_stale(out: Path) -> list[Path]:
+    """Remove the siblings `.NAME.tmp-<pid>-…` (a tree being built) and `.NAME.old-<pid>-…` (the
+    tree a `--force` replaced) left in `out`'s folder by processes that were killed — for any
+    NAME, so a killed apply into another folder there is swept too; returns what was removed."""
+    removed: list[Path] = []
+    if not out.parent.is_dir():
+        return removed
+    for stale in sorted(out.parent.glob(".*.*-*")):
+        found = _STALE.fullmatch(stale.name)
+        if found is None or _pid_alive(int(found.group("pid"))):
             continue
-        if not _pid_alive(pid):
-            shutil.rmtree(stale, ignore_errors=True)
+        if stale.is_symlink() or not stale.is_dir():
+            continue
+        _remove_tree(stale)
+        removed.append(stale)
+    return removed
+
+
+def _remove_tree(path: Path) -> None:
+    """`rmtree`, making read-only folders writable first (a tree left half-removed is retried)."""
+
+    def retry(function: object, name: str, _info: object) -> None:
+        parent = os.path.dirname(name)
+        try:
+            os.chmod(parent, 0o700)
+            if os.path.isdir(name) and not os.path.islink(name):
+                os.chmod(name, 0o700)
+                shutil.rmtree(name, ignore_errors=True)
+            else:
+                os.unlink(name)
+        except OSError:
+            pass
+
+    shutil.rmtree(path, onexc=retry) if sys.version_info >= (3, 12) else shutil.rmtree(path, onerror=retry)
 
 
 @contextmanager
@@ -53,7 +83,7 @@ def atomic_directory(out: Path, *, force: bool = False) -> Iterator[Path]:
             trash = out.parent / f".{out.name}.old-{os.getpid()}-{uuid.uuid4().hex[:8]}"
             os.rename(out, trash)
             os.rename(tmp, out)
-            shutil.rmtree(trash, ignore_errors=True)
+            _remove_tree(trash)
         else:
             os.rename(tmp, out)
     except BaseException:

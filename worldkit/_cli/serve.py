@@ -34,7 +34,7 @@ def serve_command(
     ),
     transport: str = typer.Option("stdio", "--transport", help="stdio or http (streamable HTTP)."),
     host: str = typer.Option("127.0.0.1", "--host", help="HTTP: address to listen on."),
-    port: int = typer.Option(8000, "--port", help="HTTP: port to listen on."),
+    port: int = typer.Option(8000, "--port", min=1, max=65535, help="HTTP: port to listen on."),
     store: str | None = typer.Option(None, "--store", help=STORE_HELP),
     run_id: str | None = typer.Option(None, "--run-id", help="Run id for the event log (default: a new one)."),
     trust_staged: bool = typer.Option(
@@ -57,6 +57,8 @@ def serve_command(
 
     if transport not in ("stdio", "http"):
         raise UsageError(f"--transport {transport!r} is not supported; use stdio or http")
+    if transport == "http":
+        _check_listen(host, port)
     staged = stage_seat(
         world=world, rev=rev, date=date, seat=seat, projection=projection, overlay=overlay,
         condition=condition, out=out, trust_staged=trust_staged,
@@ -86,6 +88,25 @@ def serve_command(
                     server.run("streamable-http", host=host, port=port)
     finally:
         staged.close()
+
+
+def _check_listen(host: str, port: int) -> None:
+    """The HTTP address can be listened on (checked before anything is staged), else a usage error."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError) as error:
+        raise UsageError(f"--host {host!r} is not an address to listen on ({error}); use e.g. 127.0.0.1") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as error:
+            raise UsageError(
+                f"cannot listen on {host}:{port} ({error.strerror or error}); choose a free --port or another --host"
+            ) from None
 
 
 def replay_command(

@@ -183,6 +183,13 @@ def materialize(
     package = world if isinstance(world, WorldPackage) else load_world(world)
     day = parse_date(date)
     state = package.revision(rev)
+    span = state.date_span()
+    if span is not None and day < span[0]:
+        raise UsageError(
+            f"date {day.isoformat()} is before world {state.world_id} starts: nothing in {rev} exists before "
+            f"{span[0].isoformat()} (its first dated document, record event or message); "
+            f"use a date from {span[0].isoformat()} on"
+        )
     projection = plan_projection(state, day, seat)
     out = Path(out).absolute()
     with atomic_directory(out, force=force) as tmp:

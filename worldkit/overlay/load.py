@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from worldkit.world.yamlsafe import StrictLoader, problem_text
 from worldkit.canon import sha256_bytes, sha256_json
 from worldkit.errors import InvalidOverlay, UsageError
 from worldkit.overlay._paths import confined
@@ -23,7 +24,7 @@ from worldkit.overlay.models import Overlay
 from worldkit.world.load import WorldPackage, load_world
 
 OVERLAY_FILENAME = "overlay.yaml"
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_Loader = StrictLoader
 
 
 def _repo_overlays() -> Path:
@@ -138,10 +139,7 @@ def load_overlay(path: str | Path) -> Overlay:
         with open(file, encoding="utf-8") as handle:
             raw = yaml.load(handle, Loader=_Loader)
     except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
-        raise InvalidOverlay(f"not valid YAML{where}: {problem}. Fix the syntax.", file=file) from None
+        raise InvalidOverlay(f"not valid YAML{problem_text(error)}. Fix the file.", file=file) from None
     except UnicodeDecodeError:
         raise InvalidOverlay("not UTF-8 text; save the file as UTF-8.", file=file) from None
     return parse_overlay(raw, file)

@@ -27,8 +27,33 @@ def _fmt_date(value: Any, fmt: str = "%d %b %Y") -> str:
     return value.strftime(fmt)
 
 
+MAX_RENDERED_CHARS = 2_000_000
+"""Most characters one template may produce (documents and message bodies alike)."""
+MAX_OPERAND_CHARS = 1_000_000
+"""Most characters (or items) a `*` or `**` inside a template may produce."""
+
+
+class TooLarge(Exception):
+    """A template's output (or one expression in it) exceeds the size limit."""
+
+
+class _BoundedSandbox(ImmutableSandboxedEnvironment):
+    """The sandbox, with `*` and `**` unable to build a huge string, list or number in one step."""
+
+    intercepted_binops = frozenset({"*", "**"})
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        if operator == "*":
+            for seq, count in ((left, right), (right, left)):
+                if isinstance(seq, (str, list, tuple)) and isinstance(count, int) and len(seq) * count > MAX_OPERAND_CHARS:
+                    raise TooLarge(f"`*` would make {len(seq) * count:,} items (at most {MAX_OPERAND_CHARS:,})")
+        if operator == "**" and isinstance(right, int) and isinstance(left, int) and abs(right) > 1000:
+            raise TooLarge(f"`**` with exponent {right} (at most 1000)")
+        return super().call_binop(context, operator, left, right)
+
+
 def build_environment(templates: Mapping[str, str]) -> ImmutableSandboxedEnvironment:
-    env = ImmutableSandboxedEnvironment(
+    env = _BoundedSandbox(
         loader=jinja2.DictLoader(dict(templates)),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
@@ -58,6 +83,18 @@ def _environment_for(
             _ENVIRONMENTS.clear()
         cached = _ENVIRONMENTS[key] = (build_environment(templates), {})
     return cached
+
+
+def _bounded(chunks: Any) -> str:
+    """Join a template's streamed output, stopping as soon as it passes `MAX_RENDERED_CHARS`."""
+    parts: list[str] = []
+    total = 0
+    for chunk in chunks:
+        total += len(chunk)
+        if total > MAX_RENDERED_CHARS:
+            raise TooLarge(f"more than {MAX_RENDERED_CHARS:,} characters")
+        parts.append(chunk)
+    return "".join(parts)
 
 
 @dataclass(frozen=True)
@@ -107,7 +144,14 @@ class Renderer:
 
     def _render(self, template: str, item: dict[str, Any], what: str, context: RenderContext | None = None) -> str:
         try:
-            return self._template(template).render(doc=item, world=(context or self.context).world)
+            return _bounded(self._template(template).generate(doc=item, world=(context or self.context).world))
+        except TooLarge as error:
+            raise InvalidWorld(
+                f"template {template!r} for {what} produces too much output: {error}. Templates render "
+                f"documents and messages of at most {MAX_RENDERED_CHARS:,} characters; fix the template",
+                file=f"templates/{template}",
+                entity=item.get("id"),
+            ) from None
         except Exception as error:  # noqa: BLE001 - jinja errors and errors raised inside templates alike
             raise InvalidWorld(
                 f"template {template!r} failed for {what}: {error}. Fix the template or the item's vars "

@@ -27,6 +27,19 @@ SYSTEM_PROMPT = (
 )
 
 
+def _check_base_url(base: str) -> None:
+    """An http(s) URL with a host, or a UsageError naming the option and the fix."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(base)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number in range
+    except ValueError as error:
+        raise UsageError(f"--base-url {base!r} is not a valid URL ({error}); use e.g. http://127.0.0.1:8080/v1") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UsageError(f"--base-url {base!r} is not an http(s) URL with a host; use e.g. http://127.0.0.1:8080/v1")
+
+
 @dataclass(frozen=True)
 class Endpoint:
     base_url: str
@@ -44,6 +57,7 @@ class Endpoint:
                 "or set WORLDKIT_OPENAI_BASE_URL and WORLDKIT_OPENAI_MODEL"
             )
         key = options.get("api_key") or os.environ.get("OPENAI_API_KEY", "")
+        _check_base_url(base)
         return cls(base_url=base.rstrip("/"), model=model, api_key=key)
 
     def complete(self, payload: dict[str, Any]) -> dict[str, Any]:
@@ -59,8 +73,10 @@ class Endpoint:
         except urllib.error.HTTPError as error:
             body = error.read().decode("utf-8", "replace")[:300]
             raise WorldkitError(f"chat endpoint {self.base_url} answered HTTP {error.code}: {body}") from None
-        except (urllib.error.URLError, TimeoutError) as error:
+        except (urllib.error.URLError, TimeoutError, OSError) as error:
             raise WorldkitError(f"chat endpoint {self.base_url} unreachable ({error}); check --base-url") from None
+        except ValueError as error:  # a malformed URL, or a reply that is not JSON
+            raise WorldkitError(f"chat endpoint {self.base_url}: {error}; check --base-url") from None
 
 
 class OpenAIAgent:

@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 from mcp import Client
 
-from worldkit.errors import CheckFailed
+from worldkit.errors import CheckFailed, WorldkitError
 from worldkit.mcp.seat import SeatView
 from worldkit.mcp.server import build_seat_server
 from worldkit.mcp.state import DiskWorkspace, SeatState, pre_task_state, scan_workspace
@@ -63,6 +63,20 @@ class RunResult:
             "deterministic_total": len(deterministic),
             "record": str(self.run_dir / RECORD_FILENAME),
         }
+
+
+def _unwrapped(call: Any) -> Any:
+    """Run `call`; a WorldkitError raised inside the MCP client's task group is re-raised as itself
+    (a clear message and exit code), not as an exception group with a traceback."""
+    try:
+        return call()
+    except BaseExceptionGroup as group:
+        found = group.subgroup(lambda e: isinstance(e, WorldkitError))
+        while found is not None and isinstance(found, BaseExceptionGroup):
+            found = found.exceptions[0]
+        if found is not None:
+            raise found from None
+        raise
 
 
 def _condition_slug(condition: str) -> str:
@@ -126,7 +140,7 @@ def run_task(
             async with Client(server) as client:
                 return await agent.run(task, MCPToolSession(client))
 
-        outcome = anyio.run(drive)
+        outcome = _unwrapped(lambda: anyio.run(drive))
         log.close()
         events = [e.model_dump(mode="json") for e in read_events(store, run_id)]
 

@@ -28,8 +28,9 @@ from worldkit.errors import InvalidWorld, UsageError
 from worldkit.world.models import COLLECTIONS, Entities, Revision, WorldFile
 from worldkit.world.state import WorldState
 from worldkit.world.validate import validate_state
+from worldkit.world.yamlsafe import StrictLoader, problem_text
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_Loader = StrictLoader
 _ENTITY_MODELS: dict[str, type[BaseModel]] = {
     name: Entities.model_fields[name].annotation.__args__[0]  # type: ignore[union-attr]
     for name in COLLECTIONS
@@ -74,9 +75,7 @@ def _read_yaml(path: Path) -> Any:
         with open(path, encoding="utf-8") as handle:
             return yaml.load(handle, Loader=_Loader)
     except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise InvalidWorld(f"not valid YAML{where}: {error}. Fix the syntax.", file=path) from None
+        raise InvalidWorld(f"not valid YAML{problem_text(error)}. Fix the file.", file=path) from None
     except UnicodeDecodeError:
         raise InvalidWorld("not UTF-8 text; save the file as UTF-8.", file=path) from None
 
@@ -248,6 +247,13 @@ def _load_cached(root: Path, _signature: tuple) -> WorldPackage:
     buckets = {name: _Sourced() for name in COLLECTIONS}
     data_dir = root / "data"
     files = sorted(data_dir.rglob("*.yaml")) if data_dir.is_dir() else []
+    ignored = sorted(p for p in data_dir.rglob("*") if p.suffix.lower() in (".yml", ".yaml") and p.suffix != ".yaml"
+                     ) if data_dir.is_dir() else []
+    if ignored:
+        raise InvalidWorld(
+            f"{ignored[0].suffix} files are not loaded (only .yaml is); rename it to .yaml or move it out of data/",
+            file=ignored[0],
+        )
     for path in files:
         content = _read_yaml(path)
         if content is None:

@@ -177,6 +177,7 @@ def bounded_arguments(value: Any) -> Any:
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 def _open_parent(root: Path, parts: list[str], *, create: bool, created: list[str] | None = None) -> int:
@@ -213,7 +214,8 @@ def open_confined(root: Path, rel: str) -> bytes:
     parent = _open_parent(root, parts, create=False)
     try:
         try:
-            fd = os.open(parts[-1], os.O_RDONLY | _NOFOLLOW | _CLOEXEC, dir_fd=parent)
+            # O_NONBLOCK: a FIFO planted where a file should be is opened without waiting, then refused.
+            fd = os.open(parts[-1], os.O_RDONLY | _NOFOLLOW | _CLOEXEC | _NONBLOCK, dir_fd=parent)
         except FileNotFoundError:
             raise
         except OSError as error:

@@ -186,9 +186,9 @@ def test_seeded_json(tasks: tuple[Path, Path], capsys: pytest.CaptureFixture[str
     assert run(["verify", "--world", str(world), "--overlays", str(overlays), "--seeded", "--json"]) == 0
     body = json.loads(capsys.readouterr().out)
     seeded = body["seeded"]
-    assert (seeded["attempted"], seeded["detected"]) == (10, 10)
+    assert (seeded["attempted"], seeded["detected"]) == (15, 15)
     assert all({"name", "expected_check", "detected_by", "detected"} <= c.keys() for c in seeded["cases"])
-    assert body["validation"]["seeded_failures"] == {"attempted": 10, "detected": 10}
+    assert body["validation"]["seeded_failures"] == {"attempted": 15, "detected": 15}
 
 
 def test_mutations_json(mini: Path, capsys: pytest.CaptureFixture[str]) -> None:

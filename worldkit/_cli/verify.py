@@ -26,7 +26,7 @@ def verify_command(
         None, "--workspace",
         help="Check a staged folder against its own manifest and against the frozen manifests of its world.",
     ),
-    seeded: bool = typer.Option(False, "--seeded", help="Also inject the ten known faults into a scratch copy."),
+    seeded: bool = typer.Option(False, "--seeded", help="Also inject the fifteen known faults into a scratch copy."),
     mutations: int = typer.Option(0, "--mutations", min=0, help="Also run N random single mutations."),
     seed: int = typer.Option(1, "--seed", help="Seed of the mutation campaign."),
     manifests: Path = typer.Option(None, "--manifests", help="Frozen manifests folder (default manifests/<world>/)."),

@@ -1,9 +1,11 @@
-"""Seeded violations: verify proves itself by catching ten known faults, each at the check meant for it.
+"""Seeded violations: verify proves itself by catching fifteen known faults, each at the check meant for it.
 
 The WorkWorlds paper's four (a changed generated file, an unauthorized private file, a renamed
 verifier file, a deleted evidence source) and its six isolation adversaries (a verifier file on
 the candidate side, a future-dated file on an early date, a role-inaccessible file, a revision
-mismatch, a tampered projection digest, a tool surface that diverges from the projection).
+mismatch, a tampered projection digest, a tool surface that diverges from the projection), and
+the five staged-package attacks of issue 11 (a package re-digested after a file was added, a
+directory symlink to the verifier, a FIFO, a setuid file, an empty directory).
 
 Each case is injected into its own scratch copy of the world, manifests and overlays; the real
 ones are never touched. A case counts as detected only if its expected check passes on an
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import os
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -84,7 +87,7 @@ def _latest_keys(p: Pristine) -> list[Key]:
     return [k for k in p.keys if k[0] == latest] or p.keys
 
 
-# -- the ten cases -------------------------------------------------------------------------------
+# -- the paper's ten cases ---------------------------------------------------------------------
 
 
 def changed_generated_file(p: Pristine, copy: ScratchCopy, rng: random.Random | None) -> Injection:
@@ -370,6 +373,77 @@ def tool_surface_divergence(p: Pristine, copy: ScratchCopy, rng: random.Random |
     return Injection("served each seat from a staging that lacks one file", server_factory=factory, touches={"server"})
 
 
+# -- the attacks of issue 11: a staged package altered after staging ------------------------------
+
+
+def _staged_attack(
+    p: Pristine, rng: random.Random | None, what: str, attack: Callable[[Any], str]
+) -> Injection:
+    """Apply `attack` to the staged full package of one overlay (chosen like the other staged cases)."""
+    overlays = _require_overlays(p)
+    target = _pick(rng, sorted(o.id for o in overlays))
+    injection = Injection(f"{what} in {target}[full]", touches={"staged-candidate"})
+
+    def tamper(tasks: list[Any]) -> None:
+        for task in tasks:
+            if _full_task(task) and task.overlay.id == target:
+                injection.notes.append(attack(task))
+
+    injection.tamper_staged = tamper
+    return injection
+
+
+def rehashed_package(p: Pristine, copy: ScratchCopy, rng: random.Random | None) -> Injection:
+    """A file added to the staged candidate, every manifest re-digested consistently (issue 11)."""
+    from worldkit.verify.inject import rehash_package
+
+    def attack(task: Any) -> str:
+        rehash_package(task.out, "projection/files/smuggled.md", b"# Smuggled\n\nNot part of the frozen projection.\n")
+        return "candidate/projection/files/smuggled.md added, manifests re-digested"
+
+    return _staged_attack(p, rng, "added a file and re-digested the manifests", attack)
+
+
+def directory_symlink(p: Pristine, copy: ScratchCopy, rng: random.Random | None) -> Injection:
+    """A directory symlink in the candidate's workspace pointing at the verifier package."""
+
+    def attack(task: Any) -> str:
+        (task.candidate / "workspace" / "answers").symlink_to(task.verifier, target_is_directory=True)
+        return "candidate/workspace/answers → verifier/"
+
+    return _staged_attack(p, rng, "linked the verifier package into candidate/workspace/", attack)
+
+
+def fifo_in_workspace(p: Pristine, copy: ScratchCopy, rng: random.Random | None) -> Injection:
+    """A FIFO in the candidate's workspace (opening it for reading would block verify forever)."""
+
+    def attack(task: Any) -> str:
+        os.mkfifo(task.candidate / "workspace" / "notes.md")
+        return "candidate/workspace/notes.md is a FIFO"
+
+    return _staged_attack(p, rng, "put a FIFO in candidate/workspace/", attack)
+
+
+def setuid_file(p: Pristine, copy: ScratchCopy, rng: random.Random | None) -> Injection:
+    """A staged file made setuid and world-writable (`chmod 4777`), its bytes unchanged."""
+
+    def attack(task: Any) -> str:
+        (task.candidate / "request.md").chmod(0o4777)
+        return "candidate/request.md mode 4777"
+
+    return _staged_attack(p, rng, "chmod 4777 candidate/request.md", attack)
+
+
+def empty_directory(p: Pristine, copy: ScratchCopy, rng: random.Random | None) -> Injection:
+    """An empty directory added to the staged candidate projection (no file changed)."""
+
+    def attack(task: Any) -> str:
+        (task.candidate / "projection" / "files" / "Archive").mkdir()
+        return "candidate/projection/files/Archive/ (empty)"
+
+    return _staged_attack(p, rng, "added an empty directory to candidate/projection/files/", attack)
+
+
 @dataclass(frozen=True)
 class Case:
     name: str
@@ -388,6 +462,11 @@ CASES: tuple[Case, ...] = (
     Case("revision-mismatch", "revision-pins", revision_mismatch),
     Case("tampered-projection-digest", "manifest-integrity", tampered_projection_digest),
     Case("tool-surface-divergence", "tool-surface", tool_surface_divergence),
+    Case("rehashed-package", "package-integrity", rehashed_package),
+    Case("directory-symlink", "package-integrity", directory_symlink),
+    Case("fifo-in-workspace", "package-integrity", fifo_in_workspace),
+    Case("setuid-file", "package-integrity", setuid_file),
+    Case("empty-directory", "package-integrity", empty_directory),
 )
 
 

@@ -8,10 +8,12 @@ from collections import defaultdict
 from worldkit.canon import sha256_bytes
 from worldkit.errors import WorldkitError
 from worldkit.materialize.manifest import MANIFEST_NAME, Manifest, diff_tree, manifest_bytes, scan_tree
+from worldkit.materialize.scan import read_regular, scan
 from worldkit.verify.checks import BaseCheck, register
 from worldkit.verify.context import VerifyContext
 from worldkit.verify.result import CheckResult, Item
 from worldkit.verify.tasks import StagedTask
+from worldkit.verify.staged import verify_frozen
 from worldkit.verify.workspace import verify_workspace
 
 
@@ -127,7 +129,7 @@ def _manifest_bytes(task: StagedTask, staged: Manifest, direct: Manifest) -> lis
     expected = expected.model_copy(update={"fingerprint": expected.expected_fingerprint()})
     path = task.projection_root / MANIFEST_NAME
     want = manifest_bytes(expected)
-    have = path.read_bytes() if path.is_file() else b""
+    have = read_regular(path) or b""
     if have == want:
         return []
     return [_task_item("changed", task, path=f"candidate/projection/{MANIFEST_NAME}", expected=sha256_bytes(want),
@@ -154,6 +156,9 @@ class PackageIntegrity(BaseCheck):
                 for item in outcome.items:
                     items.append(item.model_copy(update={"path": f"{side}/{item.path}", "where": task.label,
                                                          "rev": task.rev, "date": task.date, "seat": task.seat}))
+            # The package on disk against what was frozen (a consistently re-digested package agrees with itself).
+            frozen = verify_frozen(task.out, manifests=ctx.manifests, world=ctx.package, derived=task.summary)
+            items += [i.model_copy(update={"where": task.label}) for i in frozen.items]
             items += _pins(task, ctx)
         return self.outcome(items, packages=checked * 2)
 
@@ -210,7 +215,7 @@ def _pins(task: StagedTask, ctx: VerifyContext) -> list[Item]:
                "package.json": task.out / "package.json" if task.out else None}
     for label, path in sources.items():
         try:
-            body = json.loads(path.read_bytes()) if path else {}
+            body = json.loads(read_regular(path) or b"") if path else {}
         except (OSError, ValueError):
             items.append(_task_item("unreadable", task, path=label))
             continue
@@ -236,7 +241,7 @@ def _pins(task: StagedTask, ctx: VerifyContext) -> list[Item]:
     if summary:
         for side in ("candidate", "verifier"):
             try:
-                body = json.loads((task.out / side / MANIFEST_NAME).read_bytes())  # type: ignore[operator]
+                body = json.loads(read_regular(task.out / side / MANIFEST_NAME) or b"")  # type: ignore[operator]
             except (OSError, ValueError):
                 continue
             if body.get(f"{side}_sha256") != summary.get(f"{side}_sha256"):
@@ -264,12 +269,13 @@ class Separation(BaseCheck):
                 continue
             checked += 1
             verifier = verifier_items(task.overlay, reference_bytes(task.overlay))
-            for rel in sorted(scan_tree(task.verifier, frozenset())):
-                data = (task.verifier / rel).read_bytes()
-                if rel != MANIFEST_NAME:
+            # Regular files only, read without blocking: links, FIFOs and the like are package-integrity's.
+            for rel in sorted(scan(task.verifier).files):
+                data = read_regular(task.verifier / rel)
+                if rel != MANIFEST_NAME and data is not None:
                     verifier.append(VerifierItem(f"verifier/{rel}", data))
-            candidate = [(rel, (task.candidate / rel).read_bytes()) for rel in sorted(scan_tree(task.candidate, frozenset()))
-                         if rel != MANIFEST_NAME]
+            candidate = [(rel, data) for rel in sorted(scan(task.candidate).files)
+                         if rel != MANIFEST_NAME and (data := read_regular(task.candidate / rel)) is not None]
             reviewed = [o.sha256 for o in task.overlay.reviewed_overlaps]
             reviewed_total += len(reviewed)
             every = find_leaks(verifier, candidate)

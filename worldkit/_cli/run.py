@@ -25,12 +25,15 @@ def run_command(
     model: str = typer.Option(None, "--model", help="The agent's model (default $WORLDKIT_OPENAI_MODEL)."),
     max_steps: int = typer.Option(40, "--max-steps", help="Step budget of the openai agent."),
     max_tokens: int = typer.Option(200_000, "--max-tokens", help="Token budget of the openai agent."),
+    retries: int = typer.Option(2, "--retries", help="Retries of a failing request to the agent's endpoint."),
+    backoff: float = typer.Option(1.0, "--backoff", help="Seconds before the agent endpoint's first retry, doubled each time."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Stage a task, run an agent through the seat's tools, grade it and write an execution record."""
     from worldkit.run.runner import run_task
 
-    options = {"base_url": base_url, "model": model, "max_steps": max_steps, "max_tokens": max_tokens}
+    options = {"base_url": base_url, "model": model, "max_steps": max_steps, "max_tokens": max_tokens,
+               "max_retries": retries, "backoff_s": backoff}  # fmt: skip
     judging = build_judge(judge, judge_base_url, judge_model, judge_retries, judge_backoff)
     result = run_task(
         overlay, agent, condition=condition, runs_dir=out, store_url=store,

@@ -36,7 +36,8 @@ class BatchResult:
     """Records rewritten (with `write`)."""
 
     def as_json(self) -> dict[str, Any]:
-        return {"runs": self.runs, "items": self.items, "judge": self.judge, "written": self.written}
+        return {"runs": self.runs, "items": self.items, "order": self.order, "judge": self.judge,
+                "written": self.written}  # fmt: skip
 
 
 def judge_batch(paths: Iterable[Path], judge: Judge, *, seed: int = 0, write: bool = False) -> BatchResult:

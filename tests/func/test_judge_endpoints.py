@@ -152,3 +152,19 @@ def test_the_judge_never_takes_the_agents_endpoint(capsys, tmp_path: Path, monke
             "--base-url", "http://127.0.0.1:9/v1", "--model", AGENT_MODEL]  # fmt: skip
     assert run(argv) == 2
     assert "--judge-base-url and --judge-model" in capsys.readouterr().err
+
+
+def test_two_models_behind_one_endpoint_are_two_agents(capsys, tmp_path: Path) -> None:
+    from worldkit.run.record import load_rows
+
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    with ScriptedChat(lambda body, n: (200, completion("Nothing to do."))) as endpoint:
+        for model in ("model-a", "model-b"):
+            argv = ["run", "--overlay", str(GOOD), "--agent", "openai", "--base-url", endpoint.url, "--model", model,
+                    "--out", str(tmp_path / "runs"), "--store", store]  # fmt: skip
+            assert run(argv) == 0
+    # A failed run beside them gives no rows.
+    _failed(capsys, tmp_path / "down", f"http://127.0.0.1:{free_port()}/v1")
+    capsys.readouterr()
+    rows = load_rows([tmp_path / "runs", tmp_path / "down" / "runs"])
+    assert {row.agent for row in rows} == {"openai:model-a", "openai:model-b"}

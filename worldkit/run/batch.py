@@ -17,7 +17,7 @@ from typing import Any
 from worldkit.errors import UsageError
 from worldkit.run.grade import load_run_overlay
 from worldkit.run.grading import capture
-from worldkit.run.judge import Judge, JudgeItem, Verdict, judge_id, judge_item
+from worldkit.run.judge import Judge, JudgeItem, Verdict, grade_criterion, judge_id, judge_item
 from worldkit.run.record import find_records, read_record, write_record
 
 __all__ = ["BatchResult", "judge_batch"]
@@ -43,6 +43,7 @@ class BatchResult:
 def judge_batch(paths: Iterable[Path], judge: Judge, *, seed: int = 0, write: bool = False) -> BatchResult:
     """Judge the semantic criteria of every completed run under `paths` in one shuffled batch."""
     queue: list[tuple[Path, str, str, JudgeItem]] = []
+    contexts: dict[str, Any] = {}
     records = {}
     for record_path in find_records(list(paths)):
         record = read_record(record_path)
@@ -57,6 +58,7 @@ def judge_batch(paths: Iterable[Path], judge: Judge, *, seed: int = 0, write: bo
             if criterion.route == "semantic":
                 item = judge_item(overlay, criterion, captured.context, captured.request)
                 queue.append((record_path, record.run_id, criterion.id, item))
+                contexts.setdefault(item.digest(), (overlay, criterion, captured))
     if not queue:
         raise UsageError("no semantic criteria to judge in the completed runs found; pass the runs directory")
     distinct: dict[str, JudgeItem] = {}
@@ -64,7 +66,11 @@ def judge_batch(paths: Iterable[Path], judge: Judge, *, seed: int = 0, write: bo
         distinct.setdefault(item.digest(), item)
     order = sorted(distinct)
     random.Random(seed).shuffle(order)
-    verdicts: dict[str, Verdict] = {digest: judge.judge(distinct[digest]) for digest in order}
+    verdicts: dict[str, Verdict] = {}
+    for digest in order:
+        # Through the same call as a single run (a judge that reads the run's state gets it too).
+        overlay, criterion, captured = contexts[digest]
+        verdicts[digest] = grade_criterion(judge, overlay, criterion, captured.context, captured.request)
     runs: dict[str, dict[str, str]] = {}
     for _path, run_id, criterion_id, item in queue:
         runs.setdefault(run_id, {})[criterion_id] = verdicts[item.digest()].result

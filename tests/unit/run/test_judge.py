@@ -145,3 +145,30 @@ def test_endpoint_errors_name_the_endpoint() -> None:
                             transport=httpx.MockTransport(lambda r: (_ for _ in ()).throw(httpx.ConnectError("refused"))))  # fmt: skip
     with pytest.raises(EndpointError, match=r"nowhere.test/v1 \(model m\) is unreachable"):
         endpoint.complete({"model": "m", "messages": []})
+
+
+class _StateJudge:
+    """A judge written against the run's state (`grade(overlay, criterion, ctx)`), like an offline one."""
+
+    def describe(self) -> dict:
+        return {"kind": "state-test", "id": "state-test"}
+
+    def grade(self, overlay, criterion, ctx):
+        from worldkit.overlay.context import CheckResult
+
+        text = (ctx.workspace / "report.md").read_text() if (ctx.workspace / "report.md").is_file() else ""
+        return CheckResult(passed="Lee Lead" in text, detail="names Lee Lead" if "Lee Lead" in text else "no approver")
+
+
+def test_a_state_judge_registers_and_labels_its_verdicts(tmp_path: Path) -> None:
+    from worldkit.run.grade import grade_workspace
+    from worldkit.run.judge import register_judge
+
+    register_judge("state-test")(lambda options: _StateJudge())
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "report.md").write_text("CC-1 was approved by Lee Lead (QMS history).\n")
+    record = grade_workspace(GOOD, workspace, judge=make_judge("state-test"))
+    s1 = next(c for c in record.criteria if c.id == "S1")
+    assert (s1.result, s1.graded_by, s1.detail) == ("pass", "state-test", "names Lee Lead")
+    assert record.judge == {"kind": "state-test", "id": "state-test"}

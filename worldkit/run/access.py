@@ -179,12 +179,14 @@ def evidence_access(
     events: Iterable[Mapping[str, Any]],
     *,
     candidate: Path | None = None,
+    config: Any = None,
 ) -> AccessReport:
     """Label every criterion `accessed` / `not_accessed` / `unknown` from a run's events.
 
-    With `candidate` (the staged candidate package), reads are re-executed against the state
-    replayed up to each call; otherwise against `view` as given (the pre-task view)."""
-    replay = _Replay(candidate, view.config) if candidate is not None else None
+    With `candidate` (the staged candidate package) and its tool `config`, reads are re-executed
+    against the state replayed up to each call (`view` may then be None); otherwise against `view`
+    as given (the pre-task view)."""
+    replay = _Replay(candidate, config if config is not None else view.config) if candidate is not None else None
     current = replay.view if replay is not None else view
     seen: list[Exposure] = []
     possible: list[Possible] = []

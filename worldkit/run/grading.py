@@ -122,10 +122,7 @@ def grade_captured(
     overlay = captured.overlay
     checked = evaluate_rubric(overlay, captured.context)
     if captured.events is not None:
-        from worldkit.mcp.seat import SeatView
-
-        view = SeatView(captured.candidate / "projection", captured.config)
-        access = evidence_access(overlay, view, captured.events, candidate=captured.candidate)
+        access = evidence_access(overlay, None, captured.events, candidate=captured.candidate, config=captured.config)
         stats = RunStats(
             inspections=access.inspections,
             tool_calls=access.tool_calls,

@@ -55,4 +55,8 @@ def make_judge(name: str | None, options: dict[str, Any] | None = None) -> Judge
         return None
     if name == "openai":
         return OpenAIJudge(Endpoint.from_options(options or {}))
-    raise UsageError(f"unknown judge {name!r}; use `openai` or `none`")
+    if name == "facts":  # offline, deterministic: the verifier truth's facts (worldkit.overlay.facts)
+        from worldkit.overlay.facts import FactsJudge
+
+        return FactsJudge(options)
+    raise UsageError(f"unknown judge {name!r}; use `openai`, `facts` or `none`")

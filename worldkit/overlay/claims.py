@@ -14,7 +14,8 @@ sentence). A term is:
 - `{any: [term, …]}`: one of the alternatives.
 
 Windows: `sentence` (text between `.`/`!`/`?` followed by a space, and line ends — so a list
-item or table row is one window), `line`, `paragraph` (between blank lines) and `document`.
+item or table row is one window; a markdown table row is read
+with its header row), `line`, `paragraph` (between blank lines) and `document`.
 Markdown emphasis (`**`, `__`, backticks) is removed before matching.
 """
 
@@ -201,10 +202,32 @@ def windows(text: str, within: Window) -> list[str]:
         return [text]
     if within == "paragraph":
         return [p for p in re.split(r"\n\s*\n", text) if p.strip()]
-    lines = [line for line in text.split("\n") if line.strip()]
+    lines = _table_aware_lines(text)
     if within == "line":
         return lines
     return [s for line in lines for s in re.split(r"(?<=[.!?])\s+(?=\S)", line) if s.strip()]
+
+
+def _table_aware_lines(text: str) -> list[str]:
+    """Non-blank lines; a markdown table row is read with its table's header row in front (so
+    `| ZP-25002 | 0.97 |` under `| Batch | Pump 3 Cpk |` says what the number is)."""
+    lines: list[str] = []
+    header: str | None = None
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if not stripped.startswith("|"):
+            header = None
+            if stripped:
+                lines.append(line)
+            continue
+        if re.fullmatch(r"\|?(\s*:?-{2,}:?\s*\|)+\s*:?-*:?\s*\|?", stripped):
+            continue
+        if header is None:
+            header = stripped
+            lines.append(line)
+        else:
+            lines.append(f"{header} {stripped}")
+    return lines
 
 
 def find_claims(claims: list[Claim], texts: list[str]) -> tuple[list[str], list[str]]:

@@ -15,7 +15,8 @@ sentence). A term is:
 
 Windows: `sentence` (text between `.`/`!`/`?` followed by a space, and line ends — so a list
 item or table row is one window; a markdown table row is read
-with its header row), `line`, `paragraph` (between blank lines) and `document`.
+with its header row), `line`, `paragraph` (between blank lines), `section` (a markdown heading
+with what follows it up to the next heading) and `document`.
 Markdown emphasis (`**`, `__`, backticks) is removed before matching.
 """
 
@@ -31,7 +32,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 
 from worldkit.overlay.values import dates_in, id_pattern, numbers_equal, numbers_in
 
-Window = Literal["sentence", "line", "paragraph", "document"]
+Window = Literal["sentence", "line", "paragraph", "section", "document"]
 
 _MODEL = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
@@ -202,6 +203,8 @@ def windows(text: str, within: Window) -> list[str]:
         return [text]
     if within == "paragraph":
         return [p for p in re.split(r"\n\s*\n", text) if p.strip()]
+    if within == "section":
+        return [p for p in re.split(r"\n(?=#{1,6}\s)", "\n" + text) if p.strip()]
     lines = _table_aware_lines(text)
     if within == "line":
         return lines

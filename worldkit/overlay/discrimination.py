@@ -3,7 +3,8 @@
 Each `Counterfactual` becomes a final state: the reference solution's (or nothing done), with
 its files replaced, edited or deleted, written in the declared form (BOM, line ends), some
 reference actions dropped and further actions added — all replayed the way the servers would.
-It is then graded exactly as a run is: every deterministic check (`grading.evaluate_rubric`,
+A wrong variant may attempt what the servers refuse (the attempt is
+logged as denied, as in a run). It is then graded exactly as a run is: every deterministic check (`grading.evaluate_rubric`,
 with its nothing-done rule) and every semantic criterion that has truth facts by the offline
 `facts` judge. Two implicit variants are always graded too: the reference itself (correct) and
 nothing done (wrong on every criterion).
@@ -136,9 +137,9 @@ def variant_state(overlay: Overlay, projection: Path, workspace: Path, variant: 
     actions = variant_actions(overlay, variant)
     seed_workspace(overlay, workspace)
     ctx, refusals = replay_actions(overlay, projection, workspace, actions)
-    if refusals:
+    if refusals and variant.kind == "correct":
         raise CounterfactualInvalid("the servers would refuse: " + "; ".join(refusals))
-    return ctx
+    return ctx  # a wrong variant's refused attempts stay in its event log, denied
 
 
 def grade_state(overlay: Overlay, ctx: GradingContext) -> dict[str, tuple[Verdict, str]]:

@@ -13,6 +13,9 @@
       absent:                                  # rows that must not be there (optional)
       - {equipment_id: HPLC-02}
 
+A key column `*` is the whole row, for rows found by what they say:
+`key: ["*"]`, `rows: [{"*": {claim: [SCN-WB-2025-12]}, classification: major}]`.
+
 The file is read by `tables.read_table` (any common dialect, columns by header name in any
 order). Expected values compare as `values` says: a number numerically within the column's
 `tolerance`; a date by `parse_date`; a key string as an identifier (`fold_id`); any other
@@ -35,6 +38,10 @@ from worldkit.overlay.tables import TableError, header_key, read_table
 from worldkit.overlay.values import fold_enum, fold_id, numbers_equal, parse_date, parse_number
 
 Cell = str | int | float | dt.date | dict[str, Any]
+
+ROW = "*"
+"""A key column named `*` is the whole row (its cells joined): for tables whose rows are found
+by what they say (`{claim: [SCN-WB-2025-12]}`), not by an id the request fixed."""
 
 
 class ColumnRule(BaseModel):
@@ -110,16 +117,19 @@ class CsvRows(_PathCheck):
         except TableError as error:
             return CheckResult(False, f"workspace/{self.path}: {error}")
         needed = {header_key(c) for row in self.rows for c in row} | {header_key(k) for k in self.key}
+        needed.discard(ROW)
         absent_columns = sorted(needed - set(table.header))
         if absent_columns:
             return CheckResult(False, f"workspace/{self.path} has no column {', '.join(absent_columns)} "
                                       f"(header: {', '.join(table.header)})")  # fmt: skip
         wrong: list[str] = []
 
+        def cell(row: dict[str, str], column: str) -> str:
+            return " | ".join(row.values()) if column == ROW else row.get(header_key(column), "")
+
         def selected(expected: dict[str, Cell]) -> list[dict[str, str]]:
             return [
-                r for r in table.rows
-                if all(self._cell_ok(k, r.get(header_key(k), ""), expected[k], key=True) for k in self.key)
+                r for r in table.rows if all(self._cell_ok(k, cell(r, k), expected[k], key=True) for k in self.key)
             ]  # fmt: skip
 
         for expected in self.rows:

@@ -118,6 +118,14 @@ def _load_builtins() -> None:
         importlib.import_module(module)
 
 
+@register_judge("facts")
+def _facts_judge(options: dict[str, Any]) -> Any:
+    """Offline and deterministic: the verifier truth's declared facts (`worldkit.overlay.facts`)."""
+    from worldkit.overlay.facts import FactsJudge
+
+    return FactsJudge(options)
+
+
 def judge_names() -> list[str]:
     _load_builtins()
     return sorted(_JUDGES)

@@ -146,7 +146,8 @@ def grade_captured(
             verdict = grade_criterion(judge, overlay, criterion, captured.context, captured.request)
             verdicts[criterion.id] = verdict
             outcomes.append(CriterionOutcome(id=criterion.id, route="semantic", access=label, result=verdict.result,
-                                             detail=verdict.reason, graded_by=grader))  # fmt: skip
+                                             detail=verdict.reason,
+                                             graded_by="" if verdict.result == "ungraded" else grader))  # fmt: skip
             continue
         kept = (keep_semantic or {}).get(criterion.id)
         if kept is not None and criterion.route == "semantic":

@@ -79,8 +79,10 @@ class Verdict(BaseModel):
 
     model_config = _MODEL
 
-    result: Literal["pass", "fail", "grader_error"]
-    """`pass` / `fail`, or `grader_error` when the judge could not decide (never a guess)."""
+    result: Literal["pass", "fail", "grader_error", "ungraded"]
+    """`pass` / `fail`; `grader_error` when the judge could not decide (its endpoint kept failing,
+    its reply was unreadable); `ungraded` when it does not grade this criterion (e.g. the `facts`
+    judge on a criterion the truth declares no facts for). Never a guess."""
     reason: str = ""
     """One line of reason (or what went wrong)."""
     attempts: int = Field(default=1, ge=0)
@@ -172,7 +174,7 @@ def grade_criterion(judge: Judge, overlay: Overlay, criterion: Criterion, ctx: G
     if isinstance(judge, _LegacyJudge):
         found: CheckResult | None = judge.inner.grade(overlay, criterion, ctx)
         if found is None:
-            return Verdict(result="grader_error", reason="the judge gave no verdict", attempts=1)
+            return Verdict(result="ungraded", reason=f"judge {judge.name} does not grade this criterion", attempts=0)
         return Verdict(result="pass" if found.passed else "fail", reason=found.detail, attempts=1)
     return judge.judge(judge_item(overlay, criterion, ctx, request))
 

@@ -250,7 +250,3 @@ def _present_files(workspace: Path) -> list[str]:
 
     root = Path(workspace)
     return sorted(p for p, d in scan_workspace(root).items() if d != "symlink") if root.is_dir() else []
-
-
-def verdict_map(verdicts: Mapping[str, Verdict]) -> dict[str, str]:
-    return {k: v.result for k, v in verdicts.items()}

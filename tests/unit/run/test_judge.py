@@ -172,3 +172,15 @@ def test_a_state_judge_registers_and_labels_its_verdicts(tmp_path: Path) -> None
     s1 = next(c for c in record.criteria if c.id == "S1")
     assert (s1.result, s1.graded_by, s1.detail) == ("pass", "state-test", "names Lee Lead")
     assert record.judge == {"kind": "state-test", "id": "state-test"}
+
+
+def test_a_server_without_structured_output_is_asked_in_plain_text() -> None:
+    def handler(request, n):
+        body = json.loads(request.content)
+        if "response_format" in body:
+            return httpx.Response(400, json={"error": "response_format is not supported"})
+        return _reply("PASS - the report names the approval entry")
+
+    judge, seen = _judge(handler)
+    verdict = judge.judge(ITEM)
+    assert verdict.result == "pass" and verdict.attempts == 2 and len(seen) == 2

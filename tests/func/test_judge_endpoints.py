@@ -101,16 +101,15 @@ def test_agent_and_judge_on_their_own_endpoints(capsys, tmp_path: Path, sweep) -
         assert again["same_as_record"] is True and again["criteria"]["QS5"] == "pass"
         assert len(judge.bodies()) == 2
 
-        # A judge answering 500 is retried, then the verdict is grader_error (the run completes).
+        # A judge answering 500 is retried, then the verdict is recorded as grader_error.
         verdicts["mode"] = "500"
-        failing = _run(capsys, ["run", "--overlay", str(SWEEP), "--agent", "openai", "--base-url", agent.url,
-                                "--model", AGENT_MODEL, "--out", str(tmp_path / "runs"), "--store", store,
-                                *judge_args, "--json"])  # fmt: skip
+        failing = _run(capsys, ["grade", str(run_dir), "--force", *judge_args, "--json"])
         assert failing["criteria"]["QS5"] == "grader_error"
         assert failing["deterministic_passed"] == failing["deterministic_total"]
         assert len(judge.bodies()) == 2 + 3  # first try + 2 retries
         outcome = next(c for c in read_record(Path(failing["record"])).criteria if c.id == "QS5")
         assert "HTTP 500" in outcome.detail and "after 3 attempts" in outcome.detail
+        assert outcome.graded_by == f"openai:{JUDGE_MODEL}"
 
     # The offline facts judge grades the same folder, and its verdicts say so.
     facts = _run(capsys, ["grade", str(run_dir), "--force", "--judge", "facts", "--json"])

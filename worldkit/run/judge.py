@@ -115,9 +115,25 @@ def register_judge(name: str) -> Callable[[JudgeFactory], JudgeFactory]:
     return decorate
 
 
+ENTRY_POINT_GROUP = "worldkit.judges"
+"""A package adds a judge with an entry point in this group naming its factory (options → Judge)."""
+
+
 def _load_builtins() -> None:
     for module in _BUILTIN_MODULES:
         importlib.import_module(module)
+    from importlib.metadata import entry_points
+
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        if point.name in _JUDGES:
+            continue
+        try:
+            _JUDGES[point.name] = point.load()
+        except Exception as error:  # noqa: BLE001 - a broken plug-in is named, not a traceback
+            raise UsageError(
+                f"judge plug-in {point.name!r} ({point.value}) cannot be loaded ({type(error).__name__}: {error}); "
+                "fix or uninstall the package that declares it"
+            ) from None
 
 
 @register_judge("facts")

@@ -184,3 +184,24 @@ def test_a_server_without_structured_output_is_asked_in_plain_text() -> None:
     judge, seen = _judge(handler)
     verdict = judge.judge(ITEM)
     assert verdict.result == "pass" and verdict.attempts == 2 and len(seen) == 2
+
+
+def test_a_judge_plugin_is_found_through_its_entry_point(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "wk_plugin_judge.py").write_text(
+        "class Always:\n"
+        "    def describe(self):\n        return {'kind': 'always', 'id': 'always'}\n"
+        "    def judge(self, item):\n"
+        "        from worldkit.run.judge import Verdict\n"
+        "        return Verdict(result='fail', reason='plug-in says no')\n"
+        "def make(options):\n    return Always()\n"
+    )
+    info = tmp_path / "wk_plugin_judge-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: wk-plugin-judge\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[worldkit.judges]\nalways = wk_plugin_judge:make\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    judge = make_judge("always")
+    assert judge.judge(ITEM).reason == "plug-in says no"
+    from worldkit.run.judge import judge_names
+
+    assert {"always", "facts", "openai"} <= set(judge_names())

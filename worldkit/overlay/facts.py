@@ -88,5 +88,8 @@ class FactsJudge:
     def __init__(self, options: dict[str, Any] | None = None) -> None:
         self.options = dict(options or {})
 
+    def describe(self) -> dict[str, Any]:
+        return {"kind": GRADER, "id": GRADER, "deterministic": True}
+
     def grade(self, overlay: Overlay, criterion: Criterion, ctx: GradingContext) -> CheckResult | None:
         return grade_facts(overlay, criterion, ctx)

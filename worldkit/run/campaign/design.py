@@ -152,5 +152,6 @@ def load_design(path: Path) -> CampaignDesign:
         return CampaignDesign.model_validate(raw)
     except ValidationError as error:
         first = error.errors()[0]
-        item = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        raise InvalidDesign(f"{first['msg']}; fix it (see `worldkit schema`, campaign.schema.json)", file=path, field=item) from None
+        item = ".".join(str(p) for p in first["loc"]) or None
+        message = first["msg"].removeprefix("Value error, ")
+        raise InvalidDesign(f"{message}; fix it (see `worldkit schema`, campaign.schema.json)", file=path, field=item) from None

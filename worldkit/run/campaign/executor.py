@@ -7,21 +7,22 @@ Layout of a campaign folder `DIR`:
     DIR/store.db                 the store, unless --store names another one
     DIR/runs/<run id>/           finished runs, exactly as `worldkit run --out DIR/runs` writes them
     DIR/.inflight/<run id>/      runs being executed (moved to runs/ once their record is written)
+    DIR/.workers/                each worker process's output
 
 Each run is executed by the same library function as `worldkit run` (`runner.run_task`; packets:
 `infoorg.overlays.run_packet`), in `.inflight/`, then renamed into `runs/` and marked done in the
 store — on condition that the worker still holds that attempt. On start, the coordinator holds
 `DIR/.lock`, returns the claims of dead local workers to the pool, keeps a run whose record
 reached `runs/` before its worker died, deletes what was in flight and any superseded attempt,
-and starts workers; a worker claims runs in plan order until none is pending. Workers die with
-their coordinator (PR_SET_PDEATHSIG, and a parent watch).
+and starts workers; a worker claims runs in plan order until none is pending. Workers are
+child processes that die with their coordinator (PR_SET_PDEATHSIG, and a parent watch).
 """
 
 from __future__ import annotations
 
 import fcntl
 import json
-import multiprocessing
+import subprocess
 import os
 import shutil
 import signal
@@ -46,6 +47,7 @@ __all__ = ["Campaign", "CampaignCounts", "open_campaign", "run_campaign"]
 STATE_FILE = "campaign.json"
 RUNS = "runs"
 INFLIGHT = ".inflight"
+WORKER_LOGS = ".workers"
 RECORD_FILES = {"overlay": "execution-record.json", "packet": "result.json"}
 LEASE_S = 120.0
 """A claim whose heartbeat is older than this is free for workers on other hosts."""
@@ -158,9 +160,8 @@ def execute_run(campaign: Campaign, run: PlannedRun, run_id: str) -> Path:
     return result.run_dir
 
 
-def _die_with_parent() -> None:
-    """Make this worker die when its coordinator does (even by kill -9)."""
-    parent = os.getppid()
+def _die_with_parent(parent: int) -> None:
+    """Make this worker die when its coordinator (pid `parent`) does, even by kill -9."""
     try:
         import ctypes
 
@@ -175,14 +176,15 @@ def _die_with_parent() -> None:
                 os._exit(137)
             time.sleep(0.5)
 
+    if os.getppid() != parent:  # it died before we got here
+        os._exit(137)
     threading.Thread(target=watch, daemon=True, name="parent-watch").start()
 
 
-def worker_main(campaign: Campaign, max_runs: int) -> None:
-    """A worker: claim, execute, record, until nothing is pending or `max_runs` are done.
-
-    Its parent is the coordinator or the coordinator's fork server, which exits with it."""
-    _die_with_parent()
+def worker_main(campaign: Campaign, max_runs: int, coordinator: int | None = None) -> None:
+    """A worker: claim, execute, record, until nothing is pending or `max_runs` are done."""
+    if coordinator is not None:
+        _die_with_parent(coordinator)
     holder = claims.this_holder()
     store = Store.open(campaign.store_url)
     current: list[claims.Claim] = []
@@ -224,6 +226,30 @@ def worker_main(campaign: Campaign, max_runs: int) -> None:
     finally:
         stop.set()
         store.close()
+
+
+def spawn_worker(campaign: Campaign, runs_per_worker: int) -> subprocess.Popen[bytes]:
+    """Start one worker process (`python -m worldkit.run.campaign.worker`); it dies with us.
+
+    The store URL goes through the environment, not the command line (it may hold a password).
+    """
+    logs = campaign.out / WORKER_LOGS
+    logs.mkdir(parents=True, exist_ok=True)
+    job = {"out": str(campaign.out), "paths": campaign.paths, "runs_per_worker": runs_per_worker,
+           "coordinator": os.getpid()}
+    log = open(logs / f"worker-{time.time_ns()}.log", "wb")  # noqa: SIM115 - handed to the child
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "worldkit.run.campaign.worker"],
+            stdin=subprocess.PIPE, stdout=log, stderr=log,
+            env={**os.environ, "WORLDKIT_STORE": campaign.store_url},
+        )
+    finally:
+        log.close()
+    assert proc.stdin is not None
+    proc.stdin.write(json.dumps(job).encode("utf-8"))
+    proc.stdin.close()
+    return proc
 
 
 # --- the coordinator ---------------------------------------------------------------------------
@@ -328,9 +354,6 @@ def run_campaign(
             reconcile(campaign, store)
             if retry_failed:
                 claims.retry_failed(store, campaign.campaign_id)
-            context = multiprocessing.get_context("forkserver" if sys.platform.startswith("linux") else "spawn")
-            if hasattr(context, "set_forkserver_preload"):
-                context.set_forkserver_preload(["worldkit.run.campaign.executor", "worldkit.run.runner"])
             procs: list[Any] = []
             me = claims.this_holder()
             last_release = time.monotonic()
@@ -338,14 +361,10 @@ def run_campaign(
                 state = counts(campaign, store)
                 if on_progress:
                     on_progress(state)
-                procs = [p for p in procs if p.is_alive()]
+                procs = [p for p in procs if p.poll() is None]
                 if state.pending and len(procs) < workers:
                     for _ in range(min(workers - len(procs), state.pending)):
-                        proc = context.Process(
-                            target=worker_main, args=(campaign, runs_per_worker), daemon=False
-                        )
-                        proc.start()
-                        procs.append(proc)
+                        procs.append(spawn_worker(campaign, runs_per_worker))
                 if not state.pending and not state.running and not procs:
                     return state
                 if time.monotonic() - last_release > 5 or (not procs and state.running):

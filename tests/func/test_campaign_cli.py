@@ -64,7 +64,7 @@ def check_complete(out: Path, store_url: str, planned: int) -> None:
 
 
 def test_kill_9_during_a_two_worker_campaign_then_resume(tmp_path: Path) -> None:
-    design, out = write_design(tmp_path, full=3, curated=1), tmp_path / "campaign"
+    design, out = write_design(tmp_path, full=2, curated=1), tmp_path / "campaign"
     store_url = f"sqlite:///{out / 'store.db'}"
     proc = start(design, out, "--workers", "2")
     deadline = time.monotonic() + 120
@@ -89,15 +89,15 @@ def test_kill_9_during_a_two_worker_campaign_then_resume(tmp_path: Path) -> None
         time.sleep(0.1)
     assert not any(h.alive() for h in holders), "workers outlived their coordinator"
     middle = status(out)
-    assert middle["planned"] == 8 and middle["done"] < 8 and middle["running"] >= 1
+    assert middle["planned"] == 6 and middle["done"] < 6 and middle["running"] >= 1
 
     again = start(design, out, "--workers", "2", "--json")
     stdout, stderr = again.communicate(timeout=180)
     assert again.returncode == 0, stderr.decode()
     final = json.loads(stdout)
-    assert (final["planned"], final["done"], final["failed"], final["running"], final["records"]) == (8, 8, 0, 0, 8)
+    assert (final["planned"], final["done"], final["failed"], final["running"], final["records"]) == (6, 6, 0, 0, 6)
     assert "done" in stderr.decode()  # the progress display went to stderr
-    check_complete(out, store_url, 8)
+    check_complete(out, store_url, 6)
     with Store.open(store_url) as store:
         rows = {r.seq: r for r in claims.rows(store, final_id(out))}
         logged = {r.run_id for r in list_runs(store)}
@@ -130,7 +130,7 @@ def test_a_finished_campaign_restarted_runs_nothing_and_a_busy_folder_is_refused
 def test_two_hosts_share_one_postgresql_store(tmp_path: Path, store_url: str) -> None:
     if not store_url.startswith("postgresql"):
         pytest.skip("sharing across hosts needs PostgreSQL")
-    design = write_design(tmp_path, full=3, curated=1)
+    design = write_design(tmp_path, full=2, curated=1)
     outs = [tmp_path / "host-a", tmp_path / "host-b"]
     procs = [start(design, out, "--workers", "1", "--store", store_url, "--json") for out in outs]
     results = []
@@ -138,16 +138,16 @@ def test_two_hosts_share_one_postgresql_store(tmp_path: Path, store_url: str) ->
         stdout, stderr = proc.communicate(timeout=240)
         assert proc.returncode == 0, stderr.decode()
         results.append(json.loads(stdout))
-    assert all((r["planned"], r["done"]) == (8, 8) for r in results)
+    assert all((r["planned"], r["done"]) == (6, 6) for r in results)
     campaign_id = final_id(outs[0])
     assert final_id(outs[1]) == campaign_id
     with Store.open(store_url) as store:
         rows = claims.rows(store, campaign_id)
-    assert [r.status for r in rows] == ["done"] * 8 and all(r.attempt == 1 for r in rows)
+    assert [r.status for r in rows] == ["done"] * 6 and all(r.attempt == 1 for r in rows)
     found = Counter()
     for out in outs:
         for record in (out / "runs").glob("*/execution-record.json"):
             found[read_record(record).run_id] += 1
     assert sorted(found) == sorted(r.run_id for r in rows) and set(found.values()) == {1}
-    assert results[0]["records"] + results[1]["records"] == 8
+    assert results[0]["records"] + results[1]["records"] == 6
     assert results[0]["records"] and results[1]["records"], "one host did every run"

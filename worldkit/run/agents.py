@@ -152,10 +152,10 @@ def agent_names() -> list[str]:
     for name in sorted(names):
         entry = _AGENTS.get(name)
         arg = entry.arg if entry else None
-        if entry is None and name in BUILTIN_AGENTS:
+        if entry is None:
             try:
                 arg = _load(name, _declared()[name]).arg
-            except UsageError:
+            except UsageError:  # a broken or ambiguous plug-in is still listed; naming it explains
                 arg = None
         shown.append(f"{name}[:{arg.upper()}]" if arg else name)
     return shown

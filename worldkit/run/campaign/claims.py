@@ -254,7 +254,6 @@ def retry_failed(store: Store, campaign_id: str) -> int:
 
 def rows(store: Store, campaign_id: str) -> list[sa.Row]:
     """Every planned run's row, in plan order."""
-    install(store)
     with store.guard("read"), store.engine.connect() as conn:
         return conn.execute(
             sa.select(campaign_runs).where(campaign_runs.c.campaign_id == campaign_id).order_by(campaign_runs.c.seq)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from worldkit.run.campaign import claims
 from worldkit.run.campaign.executor import counts, load_campaign
 from worldkit.store import Store
 
@@ -19,6 +20,7 @@ def campaign_status(out: Path, store_url: str | None = None) -> dict[str, Any]:
     """The status of the campaign in folder `out` as one JSON-ready mapping."""
     campaign = load_campaign(out, store_url)
     with Store.open(campaign.store_url, create=False) as store:
+        claims.install(store)
         state = counts(campaign, store)
     return {
         "campaign_id": campaign.campaign_id,

@@ -64,7 +64,7 @@ def test_record_regrades_and_log_verifies(capsys, tmp_path: Path, store_url: str
 
 
 def test_run_is_blocked_by_a_tampered_stage(tmp_path: Path, monkeypatch, capsys) -> None:
-    import worldkit.run.runner as runner
+    import worldkit.run.folder as runner
     from worldkit.overlay import apply_overlay as real_apply
 
     def tampering_apply(*args, **kwargs):

@@ -12,6 +12,7 @@ is captured and checked for form only: the files on disk are what gets scored.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from typing import Any
@@ -20,7 +21,8 @@ import anyio
 
 from worldkit.errors import UsageError
 from worldkit.run.agents import AgentResult, AgentTask, register_agent
-from worldkit.run.openai_agent import Endpoint
+from worldkit.run.chat import ChatEndpoint
+from worldkit.run.openai_agent import agent_endpoint
 from worldkit.run.session import ToolSession
 
 __all__ = ["MAX_CALLS_PER_RESPONSE", "ReactFCAgent", "parse_declaration"]
@@ -52,14 +54,26 @@ class ReactFCAgent:
     """The reference function-calling loop of InfoOrgBench on an OpenAI-compatible endpoint."""
 
     def __init__(
-        self, endpoint: Endpoint, *, max_steps: int | None = None, max_tokens: int | None = None,
+        self, endpoint: ChatEndpoint, *, max_steps: int | None = None, max_tokens: int | None = None,
         extra: dict[str, Any] | None = None,
     ) -> None:  # fmt: skip
         self.endpoint = endpoint
         self.max_steps = max_steps
         self.max_tokens = max_tokens
         self.extra = dict(extra or {})
-        self.name = f"openai:{endpoint.model}"
+        self.name = self.id = f"openai:{endpoint.model}"
+
+    def describe(self) -> dict[str, Any]:
+        """The harness's configuration as an execution record carries it."""
+        from worldkit.canon import sha256_bytes
+        from worldkit.infoorg.instructions import render_tool_instruction
+
+        return {
+            "id": self.id, "kind": "openai", "harness": "react-fc", **self.endpoint.describe(),
+            "max_steps": self.max_steps, "max_tokens": self.max_tokens, "extra": self.extra,
+            "max_calls_per_response": MAX_CALLS_PER_RESPONSE,
+            "system_prompt_sha256": sha256_bytes(render_tool_instruction(MAX_CALLS_PER_RESPONSE).encode("utf-8")),
+        }  # fmt: skip
 
     async def run(self, task: AgentTask, tools: ToolSession) -> AgentResult:
         from worldkit.infoorg.instructions import render_tool_instruction
@@ -118,8 +132,7 @@ def _optional_int(options: dict[str, Any], key: str) -> int | None:
 
 
 def make_react_fc(options: dict[str, Any]) -> ReactFCAgent:
-    endpoint = Endpoint.from_options(options)
-    endpoint = Endpoint(endpoint.base_url, endpoint.model, endpoint.api_key, float(options.get("timeout_s", REQUEST_TIMEOUT_S)))
+    endpoint = dataclasses.replace(agent_endpoint(options), timeout_s=float(options.get("timeout_s", REQUEST_TIMEOUT_S)))
     extra = {k: options[k] for k in ("reasoning_effort", "max_completion_tokens", "temperature") if options.get(k) is not None}
     # The paper sets no turn or token limit for ReAct-FC; options max_steps / max_tokens add one.
     return ReactFCAgent(endpoint, max_steps=_optional_int(options, "max_steps"),

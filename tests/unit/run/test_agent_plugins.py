@@ -69,7 +69,7 @@ def test_plugin_agent_runs_a_task_through_the_cli(plugin: Path, tmp_path: Path, 
     assert code == 0, capsys.readouterr().err
     [record_path] = out.glob("*/execution-record.json")
     record = read_record(record_path)
-    assert record.agent == "filler:bonjour"
+    assert record.agent == "filler"  # the agent's own id (its `name`), as for any agent
     assert {c.id: c.result for c in record.criteria} == {"T1": "pass", "T2": "pass", "T3": "ungraded"}
     assert "bonjour" in (record_path.parent / "workspace" / "triage.md").read_text()
 

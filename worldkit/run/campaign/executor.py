@@ -181,6 +181,15 @@ def _die_with_parent(parent: int) -> None:
     threading.Thread(target=watch, daemon=True, name="parent-watch").start()
 
 
+def _purge_other_attempts(campaign: Campaign, claim: claims.Claim) -> None:
+    """Remove this host's folders of earlier attempts of the claimed run (e.g. a failed one)."""
+    runs_dir = campaign.out / RUNS
+    prefix = f"{campaign.campaign_id}-{campaign.run_for(claim.seq).key}."
+    for folder in runs_dir.glob(prefix + "*"):
+        if folder.name != claim.run_id:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
 def worker_main(campaign: Campaign, max_runs: int, coordinator: int | None = None) -> None:
     """A worker: claim, execute, record, until nothing is pending or `max_runs` are done."""
     if coordinator is not None:
@@ -210,13 +219,19 @@ def worker_main(campaign: Campaign, max_runs: int, coordinator: int | None = Non
             current[:] = [claim]
             run = campaign.run_for(claim.seq)
             final = campaign.out / RUNS / claim.run_id
+            _purge_other_attempts(campaign, claim)
             try:
                 run_dir = execute_run(campaign, run, claim.run_id)
                 os.replace(run_dir, final)
             except Exception as error:  # noqa: BLE001 - any failure of one run is that run's result
                 message = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
-                shutil.rmtree(campaign.out / INFLIGHT / claim.run_id, ignore_errors=True)
-                claims.finish(store, campaign.campaign_id, claim, holder, status="failed", error=message, rss_kb=_rss_kb())
+                failed_dir = campaign.out / INFLIGHT / claim.run_id
+                # A run that failed as `worldkit run` marks failures keeps its (failed) record.
+                if (failed_dir / campaign.record_file(run)).is_file():
+                    os.replace(failed_dir, final)
+                shutil.rmtree(failed_dir, ignore_errors=True)
+                if not claims.finish(store, campaign.campaign_id, claim, holder, status="failed", error=message, rss_kb=_rss_kb()):
+                    shutil.rmtree(final, ignore_errors=True)
             else:
                 digest = sha256_file(final / campaign.record_file(run))
                 if not claims.finish(store, campaign.campaign_id, claim, holder, status="done", record_sha256=digest, rss_kb=_rss_kb()):
@@ -308,7 +323,7 @@ def reconcile(campaign: Campaign, store: Store) -> None:
             shutil.rmtree(folder, ignore_errors=True)
             continue
         record = folder / campaign.record_file(campaign.run_for(seq))
-        if row.status == "done":
+        if row.status in ("done", "failed"):
             continue
         if row.status == "pending" and record.is_file():
             if claims.adopt(store, campaign.campaign_id, seq, name, sha256_file(record)):

@@ -30,6 +30,7 @@ _COMMAND_MODULES = [
     "verify",
     "run",
     "grade",
+    "campaign",
 ]
 
 app = typer.Typer(

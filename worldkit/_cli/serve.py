@@ -11,7 +11,6 @@ import typer
 
 from worldkit._cli.output import echo_json
 from worldkit.errors import CheckFailed, UsageError
-from worldkit.store import Store, get_run
 
 STORE_HELP = (
     "Store URL (sqlite:///path or postgresql+psycopg://…); default $WORLDKIT_STORE, "
@@ -50,6 +49,7 @@ def serve_command(
     from worldkit.mcp.server import build_seat_server
     from worldkit.mcp.session import new_run_id, open_run, stage_seat
     from worldkit.mcp.stdio import run_stdio
+    from worldkit.store import Store
 
     if transport not in ("stdio", "http"):
         raise UsageError(f"--transport {transport!r} is not supported; use stdio or http")
@@ -124,6 +124,7 @@ def replay_command(
     """Re-apply a run's state changes to its pre-task state; exit 1 if the post-task digest differs."""
     from worldkit.mcp.replay import replay_run
     from worldkit.mcp.session import stage_seat
+    from worldkit.store import Store, get_run
 
     with Store.open(store, create=False) as opened:
         if pre_task is not None:

@@ -8,7 +8,6 @@ import typer
 
 from worldkit.canon import pretty_json
 from worldkit.errors import UsageError
-from worldkit.run.report import load_report, render_html, render_text, report_json
 
 
 def register(app: typer.Typer) -> None:
@@ -31,6 +30,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Pass, access, pass given access, joint counts and search burden, by condition,
         curated packet, task and agent."""
+        from worldkit.run.report import load_report, render_html, render_text, report_json
+
         result = load_report(runs or [], ledgers)
         if html is not None:
             try:

@@ -208,7 +208,26 @@ def windows(text: str, within: Window) -> list[str]:
     lines = _table_aware_lines(text)
     if within == "line":
         return lines
-    return [s for line in lines for s in re.split(r"(?<=[.!?])\s+(?=\S)", line) if s.strip()]
+    return [s for line in lines for s in _sentences(line)]
+
+
+_ABBREVIATIONS = {"rev", "no", "nr", "e.g", "i.e", "approx", "vs", "fig", "ca", "cf", "dr", "mr", "ms", "st", "incl",
+                  "ref", "sect", "vol", "max", "min", "resp", "etc", "al", "art", "para", "p", "pp"}  # fmt: skip
+
+
+def _sentences(line: str) -> list[str]:
+    """Split at `.`/`!`/`?` + space, but not after an abbreviation (`rev.`, `e.g.`) or an initial (`M.`)."""
+    pieces = re.split(r"(?<=[.!?])\s+(?=\S)", line)
+    merged: list[str] = []
+    for piece in pieces:
+        if merged:
+            last = re.search(r"([\w.]+)\.$", merged[-1])
+            word = last.group(1).casefold() if last else ""
+            if word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()):
+                merged[-1] = f"{merged[-1]} {piece}"
+                continue
+        merged.append(piece)
+    return [m for m in merged if m.strip()]
 
 
 def _table_aware_lines(text: str) -> list[str]:

@@ -126,7 +126,7 @@ def test_noop_and_oracle() -> None:
 
 
 def test_unknown_agent_lists_choices() -> None:
-    with pytest.raises(UsageError, match="available agents: noop, openai, oracle"):
+    with pytest.raises(UsageError, match=r"available agents: baseline:fixed, .*noop, openai\[:MODEL\], oracle"):
         make_agent("gpt-9")
 
 

@@ -32,8 +32,13 @@ from rich.console import Console
 from rich.table import Table
 
 from worldkit.errors import UsageError
-from worldkit.run.ledgers import read_ledgers, read_task_labels
-from worldkit.run.record import load_rows
+from worldkit.run.analysis import DEFAULT_REPLICATES, DEFAULT_SEED, Analysis, analyze
+from worldkit.run.analysis.overlay_packets import overlay_packets
+from worldkit.run.analysis.packets import PacketSummary, read_matched_packets, summarize_packets
+from worldkit.run.analysis_tables import analysis_tables, packet_table
+from worldkit.run.ledgers import find_ledgers, read_ledgers, read_task_labels
+from worldkit.run.provenance import Provenance, ledger_provenance, records_provenance
+from worldkit.run.record import RUNS_SOURCE, find_records, load_rows
 from worldkit.run.results import ResultRow, check_rows
 
 __all__ = [
@@ -49,7 +54,7 @@ __all__ = [
     "summarize",
 ]
 
-REPORT_SCHEMA_VERSION = 1
+REPORT_SCHEMA_VERSION = 2
 _MODEL = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 _STATS = ("inspections", "tool_calls", "tool_calls_before_first_access")
 
@@ -181,7 +186,7 @@ class Report(BaseModel):
 
     model_config = _MODEL
 
-    schema_version: Literal[1] = REPORT_SCHEMA_VERSION
+    schema_version: Literal[2] = REPORT_SCHEMA_VERSION
     """Version of the report format."""
     columns: list[str]
     """Column labels in display order (full before curated)."""
@@ -195,6 +200,14 @@ class Report(BaseModel):
     """Agent → column → summary."""
     task_labels: dict[str, str]
     """Task id → readable label, where known."""
+    analyses: list[Analysis] = []
+    """The paper's estimates, one per source (empty when not asked for)."""
+    packets: dict[str, PacketSummary] = {}
+    """Source → its curated packets' characteristics (Table 1), where known."""
+    notes: list[str] = []
+    """What the report could not include, and why."""
+    provenance: list[Provenance] = []
+    """What each source was computed from."""
 
 
 def _grouped(rows: list[ResultRow], key: Callable[[ResultRow], str]) -> dict[str, Summary]:
@@ -237,16 +250,55 @@ def build_report(rows: Iterable[ResultRow], task_labels: dict[str, str] | None =
     )
 
 
-def load_report(runs: Sequence[Path] = (), ledgers: Path | None = None) -> Report:
-    """Read execution records under `runs` and/or a ledger release, and build the report."""
+def load_report(runs: Sequence[Path] = (), ledgers: Path | None = None, *,
+                analysis: bool = True, replicates: int = DEFAULT_REPLICATES,
+                seed: int = DEFAULT_SEED, workers: int | None = None) -> Report:
+    """Read execution records under `runs` and/or a ledger release, and build the report.
+
+    With `analysis`, each source also gets the paper's estimates (`replicates` task-cluster
+    bootstrap replicates from `seed`, over `workers` processes; 0 replicates: no intervals),
+    its curated packets' characteristics and its provenance.
+    """
     if not runs and ledgers is None:
         raise UsageError("nothing to report: give one or more RUNS_DIR or --ledgers DIR")
+    if replicates < 0:
+        raise UsageError(f"--replicates must be 0 or more (got {replicates})")
     rows = list(load_rows(runs)) if runs else []
     labels: dict[str, str] = {}
+    packets: dict[str, PacketSummary] = {}
+    notes: list[str] = []
+    provenance: list[Provenance] = []
+    if runs:
+        files = find_records(runs)
+        packet_rows, packet_notes, titles = overlay_packets(files)
+        labels.update(titles)
+        notes += packet_notes
+        summary = summarize_packets(packet_rows)
+        if summary is not None:
+            packets[RUNS_SOURCE] = summary
+        provenance.append(records_provenance(list(runs)))
     if ledgers is not None:
-        rows += read_ledgers(ledgers)
-        labels = read_task_labels(ledgers)
-    return build_report(rows, labels)
+        ledger_rows = read_ledgers(ledgers)
+        source = ledger_rows[0].source if ledger_rows else ledgers.resolve().name
+        rows += ledger_rows
+        labels.update(read_task_labels(ledgers))
+        matched = read_matched_packets(find_ledgers(ledgers))
+        summary = summarize_packets(matched or [])
+        if summary is not None:
+            packets[source] = summary
+        else:
+            notes.append(f"{source}: no matched_results.json, so no packet table")
+        seen = sorted({row.run_id for row in ledger_rows})
+        agents = sorted({row.agent for row in ledger_rows})
+        provenance.append(ledger_provenance(ledgers, source).model_copy(
+            update={"run_ids": seen, "agents": agents}))
+    report = build_report(rows, labels)
+    if not analysis:
+        return report
+    return report.model_copy(update={
+        "analyses": analyze(rows, replicates=replicates, seed=seed, workers=workers),
+        "packets": packets, "notes": notes, "provenance": provenance,
+    })
 
 
 def report_json(report: Report) -> dict:
@@ -378,6 +430,24 @@ def _tables(report: Report) -> list[TableSpec]:
     return tables
 
 
+def analysis_specs(report: Report) -> list[TableSpec]:
+    """The estimate tables of every source, then each source's packet table."""
+    tables: list[TableSpec] = []
+    for result in report.analyses:
+        tables += analysis_tables(result, report.task_labels)[0]
+    for source, summary in sorted(report.packets.items()):
+        tables.append(packet_table(source, summary))
+    return tables
+
+
+def analysis_reasons(report: Report) -> list[str]:
+    """What could not be estimated and why, and the report's notes."""
+    lines = []
+    for result in report.analyses:
+        lines += analysis_tables(result, report.task_labels)[1]
+    return lines + [f"Note: {note}" for note in report.notes]
+
+
 def _packet_rank(report: Report) -> Callable[[str], tuple[int, str]]:
     def rank(label: str) -> tuple[int, str]:
         base = next(i for i, c in enumerate(report.columns)
@@ -391,7 +461,7 @@ def render_text(report: Report, width: int = 240) -> str:
     out = io.StringIO()
     console = Console(file=out, width=width, color_system=None, force_terminal=False,
                       highlight=False, emoji=False, markup=False)
-    for title, header, rows in _tables(report):
+    for title, header, rows in _tables(report) + analysis_specs(report):
         table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", highlight=False)
         for index, name in enumerate(header):
             text = index == 0 or name == "Condition"
@@ -399,6 +469,8 @@ def render_text(report: Report, width: int = 240) -> str:
         for row in rows:
             table.add_row(*row)
         console.print(table)
+    for line in analysis_reasons(report):
+        console.print(line)
     return "\n".join(line.rstrip() for line in out.getvalue().splitlines()) + "\n"
 
 

@@ -29,6 +29,7 @@ _COMMAND_MODULES = [
     "overlay",
     "verify",
     "run",
+    "export",
 ]
 
 app = typer.Typer(

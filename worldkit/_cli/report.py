@@ -10,7 +10,8 @@ import typer
 from worldkit.canon import pretty_json
 from worldkit.errors import UsageError
 from worldkit.run.analysis import DEFAULT_REPLICATES, DEFAULT_SEED
-from worldkit.run.report import load_report, render_html, render_text, report_json
+from worldkit.run.report import load_report, render_text, report_json
+from worldkit.run.report_html import render_html
 
 
 def register(app: typer.Typer) -> None:

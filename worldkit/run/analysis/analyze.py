@@ -66,8 +66,11 @@ def _with_interval(estimate: GeeEstimate, values: np.ndarray | None, replicates:
 
 
 def analyze_executions(data: Executions, source: str, *, replicates: int = DEFAULT_REPLICATES,
-                       seed: int = DEFAULT_SEED, workers: int | None = None) -> Analysis:
-    """Every estimate for one source's executions (`replicates=0` skips the bootstraps)."""
+                       seed: int = DEFAULT_SEED, workers: int | None = None,
+                       gee_replicates: int | None = None) -> Analysis:
+    """Every estimate for one source's executions (`replicates=0` skips the bootstraps;
+    `gee_replicates`, when given, sets the GEE bootstrap's count apart from the raw ones)."""
+    gee_count = replicates if gee_replicates is None else gee_replicates
     head = dict(source=source, tasks=list(data.tasks), agents=list(data.agents),
                 runs=data.runs, executions=len(data), replicates=replicates, seed=seed)
     problem = support_problem(data)
@@ -84,11 +87,11 @@ def analyze_executions(data: Executions, source: str, *, replicates: int = DEFAU
     points = {key: _point(value, key) for key, value in rows.items()}
     jobs = {key: (rows[key], params) for key, (_, params) in points.items() if params is not None}
     boots: dict[str, np.ndarray] = {}
-    if replicates > 0 and jobs:
-        draws = task_draws(data.tasks, replicates, seed)
+    if gee_count > 0 and jobs:
+        draws = task_draws(data.tasks, gee_count, seed)
         boots = gee_bootstrap(jobs, len(data.tasks), draws,
                               workers=default_workers() if workers is None else workers)
-    estimates = {key: _with_interval(points[key][0], boots.get(key), replicates, seed)
+    estimates = {key: _with_interval(points[key][0], boots.get(key), gee_count, seed)
                  for key in rows}
     raw_pass, raw_access = raw.pooled(data)
     equal_pass, equal_access = raw.equal_task(data)
@@ -126,11 +129,12 @@ def executions_subset(data: Executions, keep_tasks: list[int]) -> Executions:
 
 
 def analyze(rows: Iterable[ResultRow], *, replicates: int = DEFAULT_REPLICATES,
-            seed: int = DEFAULT_SEED, workers: int | None = None) -> list[Analysis]:
+            seed: int = DEFAULT_SEED, workers: int | None = None,
+            gee_replicates: int | None = None) -> list[Analysis]:
     """One `Analysis` per source of the rows, in source order."""
     by_source: dict[str, list[ResultRow]] = {}
     for row in rows:
         by_source.setdefault(row.source, []).append(row)
     return [analyze_executions(executions(members), source, replicates=replicates, seed=seed,
-                               workers=workers)
+                               workers=workers, gee_replicates=gee_replicates)
             for source, members in sorted(by_source.items())]

@@ -15,7 +15,8 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-import statsmodels.api as sm
+from statsmodels.genmod import cov_struct, families
+from statsmodels.genmod.generalized_estimating_equations import GEE
 from statsmodels.tools.sm_exceptions import PerfectSeparationWarning
 
 from worldkit.run.analysis.executions import Executions
@@ -116,8 +117,8 @@ def fit(y: np.ndarray, x: np.ndarray, groups: np.ndarray, agents: tuple[str, ...
     With `strict`, a perfect-separation warning from statsmodels raises `Separation` (bootstrap
     replicates pass `strict=False` and keep whatever the fit gives, as the study's code did).
     """
-    model = sm.GEE(y, x, groups=groups, family=sm.families.Binomial(),
-                   cov_struct=sm.cov_struct.Exchangeable())
+    model = GEE(y, x, groups=groups, family=families.Binomial(),
+                cov_struct=cov_struct.Exchangeable())
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = model.fit(maxiter=maxiter, start_params=start)

@@ -6,10 +6,6 @@ from pathlib import Path
 
 import typer
 
-from worldkit.run.analysis.overlay_packets import overlay_packets
-from worldkit.run.export_ledgers import export_ledgers
-from worldkit.run.record import find_records
-
 export_app = typer.Typer(
     name="export", help="Write worldkit runs in other tools' formats.", no_args_is_help=True,
     add_completion=False,
@@ -27,6 +23,10 @@ def ledgers(
     """Write runs as WorkWorlds ledgers (criterion_results.csv, run_ledger.csv, and
     task_mapping.csv when every overlay's title is known), readable by
     `worldkit report --ledgers` and by the study's own analysis code."""
+    from worldkit.run.analysis.overlay_packets import overlay_packets
+    from worldkit.run.export_ledgers import export_ledgers
+    from worldkit.run.record import find_records
+
     _, _, titles = overlay_packets(find_records(runs))
     written = export_ledgers(runs, out, titles)
     for name, count in written.items():

@@ -9,9 +9,11 @@ import typer
 
 from worldkit.canon import pretty_json
 from worldkit.errors import UsageError
-from worldkit.run.analysis import DEFAULT_REPLICATES, DEFAULT_SEED
-from worldkit.run.report import load_report, render_text, report_json
-from worldkit.run.report_html import render_html
+
+REPLICATES = 2_000
+"""`worldkit.run.analysis.DEFAULT_REPLICATES`, repeated so `--help` does not import numpy."""
+SEED = 20_270_908
+"""`worldkit.run.analysis.DEFAULT_SEED` (the public WorkWorlds artifact's seed)."""
 
 
 def register(app: typer.Typer) -> None:
@@ -37,10 +39,10 @@ def register(app: typer.Typer) -> None:
             help="Compute the GEE estimates, bootstrap intervals and sensitivity analyses.",
         ),
         replicates: int = typer.Option(
-            DEFAULT_REPLICATES, "--replicates", min=0,
+            REPLICATES, "--replicates", min=0,
             help="Task-cluster bootstrap replicates (0: point estimates only).",
         ),
-        seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Bootstrap seed (numpy default_rng)."),
+        seed: int = typer.Option(SEED, "--seed", help="Bootstrap seed (numpy default_rng)."),
         workers: int | None = typer.Option(
             None, "--workers", min=1, help="Processes for the GEE bootstrap [default: one per CPU]."
         ),
@@ -48,6 +50,9 @@ def register(app: typer.Typer) -> None:
         """Pass, access, pass given access, joint counts and search burden, by condition,
         curated packet, task and agent; the GEE-standardized estimates with task-cluster
         bootstrap intervals, sensitivity analyses and curated-packet characteristics."""
+        from worldkit.run.report import load_report, render_text, report_json
+        from worldkit.run.report_html import render_html
+
         result = load_report(runs or [], ledgers, analysis=estimates, replicates=replicates,
                              seed=seed, workers=workers)
         if html is not None:

@@ -33,6 +33,7 @@ _COMMAND_MODULES = [
     "run",
     "grade",
     "campaign",
+    "export",
 ]
 
 _COMMANDS: dict[str, tuple[str, ...]] = {
@@ -51,6 +52,7 @@ _COMMANDS: dict[str, tuple[str, ...]] = {
     "grade": ("grade",),
     "judge-batch": ("grade",),
     "campaign": ("campaign",),
+    "export": ("export",),
 }
 """Top-level command name → the command modules that define it (and its sub-commands)."""
 
@@ -111,7 +113,7 @@ def _register(modules: list[str] | tuple[str, ...]) -> Any:
 
 _COMMAND_NAMES = [
     "materialize", "schema", "report", "serve", "verify", "freeze", "run", "regrade", "grade", "judge-batch", "world", "log", "infoorg",
-    "overlay", "campaign",
+    "overlay", "campaign", "export",
 ]  # fmt: skip
 """The order `worldkit --help` lists the commands in (commands first, then groups, as registered)."""
 

@@ -3,9 +3,13 @@
 - Recap and Thread: complete bundles of consecutive units in the reader's fixed candidate order,
   40 to 60 records, at least two top-level groups, no duplicate source identifiers, and record
   overlap |A∩B| / min(|A|, |B|) <= 1/2 with every task already taken; the first N eligible.
-- Design: 4 SIGs x 3 KEPs (x 3 excerpts). A seeded draw of candidate proposal sets keeps each KEP
-  in at most three tasks and the overlap between tasks to one half, then prefers the candidate
-  whose SIGs are lexically most similar (mean pairwise cosine of TF-IDF SIG profiles).
+- Design: 4 SIGs x 3 KEPs (x 3 excerpts). A seeded draw of `DESIGN_CANDIDATES` candidate
+  proposal sets keeps each KEP in at most three tasks and the overlap between tasks to one half,
+  then prefers the candidate whose owning groups are lexically most similar *as the candidate
+  represents them*: the mean pairwise cosine of the four groups' centroids, each the TF-IDF
+  vectors of that group's three chosen proposals. (Scoring whole-SIG profiles instead makes the
+  largest SIGs similar to everything: sig-node then sits in 48 of 50 tasks and 11 owners
+  appear; per-candidate groups spread the selection over the owners as the paper's does.)
 
 Deterministic: sorted inputs, seeded `random.Random` per task, no clock. Never reads files.
 """
@@ -89,31 +93,38 @@ def bundle_tasks(
     )
 
 
-def sig_similarity(units: Sequence[SourceUnit]) -> dict[tuple[str, str], float]:
-    """Cosine similarity of SIG profiles: TF-IDF over the excerpts of each SIG's usable KEPs."""
+def proposal_gram(units: Sequence[SourceUnit]) -> dict[str, dict[str, float]]:
+    """Cosine similarity of every pair of proposals: TF-IDF (sublinear tf, English stop words
+    removed) over each proposal's three excerpts. Keys are unit ids."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    texts: dict[str, list[str]] = {}
-    for unit in sorted(units, key=lambda u: u.unit_id):
-        texts.setdefault(unit.group, []).extend(record.text for record in unit.records)
-    sigs = sorted(texts)
-    if len(sigs) < 2:
+    ordered = sorted(units, key=lambda u: u.unit_id)
+    if not ordered:
         return {}
-    matrix = TfidfVectorizer(sublinear_tf=True).fit_transform(
-        ["\n".join(texts[sig]) for sig in sigs]
-    )
-    similarity = (matrix @ matrix.T).toarray()
-    return {
-        (a, b): float(similarity[i, j])
-        for i, a in enumerate(sigs)
-        for j, b in enumerate(sigs)
-        if i < j
-    }
+    try:
+        matrix = TfidfVectorizer(sublinear_tf=True, stop_words="english").fit_transform(
+            ["\n".join(record.text for record in unit.records) for unit in ordered]
+        )
+        gram = (matrix @ matrix.T).toarray()
+    except ValueError:  # no token at all
+        gram = [[0.0] * len(ordered) for _ in ordered]
+    ids = [unit.unit_id for unit in ordered]
+    return {a: {b: float(gram[i][j]) for j, b in enumerate(ids)} for i, a in enumerate(ids)}
 
 
-def _mean_similarity(sigs: Sequence[str], similarity: dict[tuple[str, str], float]) -> float:
-    pairs = list(itertools.combinations(sorted(sigs), 2))
-    return sum(similarity[pair] for pair in pairs) / len(pairs)
+def group_similarity(groups: Sequence[Sequence[str]], gram: dict[str, dict[str, float]]) -> float:
+    """Mean pairwise cosine of the groups' centroids, each group the unit TF-IDF vectors of its
+    proposals (computed from the Gram matrix: <c_a, c_b> = mean of the pairwise similarities)."""
+
+    def inner(a: Sequence[str], b: Sequence[str]) -> float:
+        return sum(gram[x][y] for x in a for y in b) / (len(a) * len(b))
+
+    norms = [inner(group, group) ** 0.5 for group in groups]
+    pairs = [
+        inner(groups[i], groups[j]) / (norms[i] * norms[j]) if norms[i] and norms[j] else 0.0
+        for i, j in itertools.combinations(range(len(groups)), 2)
+    ]
+    return sum(pairs) / len(pairs)
 
 
 def design_tasks(
@@ -123,7 +134,7 @@ def design_tasks(
     by_sig: dict[str, list[SourceUnit]] = {}
     for unit in sorted(units, key=lambda u: u.unit_id):
         by_sig.setdefault(unit.group, []).append(unit)
-    similarity = sig_similarity(units)
+    gram = proposal_gram(units)
     used: Counter[str] = Counter()
     taken: list[frozenset[str]] = []
     chosen: list[TaskSelection] = []
@@ -140,17 +151,15 @@ def design_tasks(
         best: tuple[float, list[SourceUnit]] | None = None
         for _ in range(DESIGN_CANDIDATES):
             picked = sorted(rng.sample(sigs, DESIGN_SIGS))
-            keps = [
-                kep
+            groups = [
+                sorted(rng.sample(open_by_sig[sig], DESIGN_KEPS_PER_SIG), key=lambda u: u.unit_id)
                 for sig in picked
-                for kep in sorted(
-                    rng.sample(open_by_sig[sig], DESIGN_KEPS_PER_SIG), key=lambda u: u.unit_id
-                )
             ]
+            keps = [kep for group in groups for kep in group]
             ids = frozenset(kep.unit_id for kep in keps)
             if any(len(ids & other) > max_shared for other in taken):
                 continue
-            score = _mean_similarity(picked, similarity)
+            score = group_similarity([[kep.unit_id for kep in group] for group in groups], gram)
             if best is None or score > best[0]:
                 best = (score, keps)
         if best is None:

@@ -3,13 +3,20 @@
 Appendix A.4: each summary file supplies a meeting, its sections (abstract, actions, decisions,
 problems) and their sentences; a record is one sentence with outer whitespace removed, and its
 reference path is (meeting, section). Files are ISO-8859-1 NITE XML: the XML parser honours the
-declaration; bytes are never decoded by hand. Empty sentences are not records.
+declaration; bytes are never decoded by hand. Empty sentences and the annotators' placeholders
+for "nothing to report" (`*NA*`, `NA.`, `*NA*.`: 47 in the corpus) are not records: A.4 rejects
+empty records, and a placeholder carries no content that could place it. A section left empty
+is simply absent from the reference.
+
+The candidate order (`series_of`): AMI scenario meetings come in series of sessions a-d held by
+one team (ES2002a-d); a bundle is first sought inside one series, then across series.
 
 Reads files only; never writes, never selects tasks.
 """
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -19,6 +26,20 @@ SECTIONS: tuple[str, ...] = ("abstract", "actions", "decisions", "problems")
 """The summary sections, in file order."""
 
 _NITE_ID = "{http://nite.sourceforge.net/}id"
+_PLACEHOLDER = re.compile(r"^[\W_]*NA[\W_]*$")
+_SESSION = re.compile(r"^([A-Z]{2}[0-9]{4})[a-z]$")
+
+
+def is_placeholder(text: str) -> bool:
+    """True for an empty sentence or an `NA` placeholder (`*NA*`, `NA.`, `*NA*.`, ...)."""
+    return not text.strip() or bool(_PLACEHOLDER.match(text.strip()))
+
+
+def series_of(unit: SourceUnit) -> str:
+    """The meeting series a unit belongs to: `ES2002a` -> `ES2002`; non-scenario meetings
+    (`IB4003`) are a series of their own."""
+    match = _SESSION.match(unit.unit_id)
+    return match.group(1) if match else unit.unit_id
 
 
 def _abstractive_dir(source: Path) -> Path:
@@ -47,7 +68,7 @@ def read_meeting(path: Path, locator_root: Path) -> SourceUnit:
             for sentence in element.iter("sentence"):
                 sentence_id = sentence.get(_NITE_ID) or ""
                 text = (sentence.text or "").strip()
-                if not text:
+                if is_placeholder(text):
                     continue
                 if not sentence_id or sentence_id in seen:
                     raise InvalidSource(
@@ -68,4 +89,4 @@ def meeting_units(source: Path) -> list[SourceUnit]:
     return [read_meeting(path, source) for path in files]
 
 
-__all__ = ["SECTIONS", "meeting_units", "read_meeting"]
+__all__ = ["SECTIONS", "is_placeholder", "meeting_units", "read_meeting", "series_of"]

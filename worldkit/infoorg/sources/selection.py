@@ -3,6 +3,8 @@
 - Recap and Thread: complete bundles of consecutive units in the reader's fixed candidate order,
   40 to 60 records, at least two top-level groups, no duplicate source identifiers, and record
   overlap |A∩B| / min(|A|, |B|) <= 1/2 with every task already taken; the first N eligible.
+  Candidates run by start unit, then by length. With a `series` key (Recap: the AMI meeting
+  series), every bundle inside one series comes first, then the bundles that span series.
 - Design: 4 SIGs x 3 KEPs (x 3 excerpts). A seeded draw of `DESIGN_CANDIDATES` candidate
   proposal sets keeps each KEP in at most three tasks and the overlap between tasks to one half,
   then prefers the candidate whose owning groups are lexically most similar *as the candidate
@@ -52,45 +54,87 @@ def _locators(units: Sequence[SourceUnit]) -> list[str]:
     return [record.source for unit in units for record in unit.records]
 
 
+def _candidates(
+    units: Sequence[SourceUnit], series: Callable[[SourceUnit], str] | None
+) -> list[list[tuple[int, int]]]:
+    """Candidate windows (start, end) in order, grouped into passes (see module doc)."""
+    windows: list[tuple[int, int]] = []
+    for start in range(len(units)):
+        size = 0
+        for end in range(start + 1, len(units) + 1):
+            windows.append((start, end))
+            size += len(units[end - 1].records)
+            if size > MAX_RECORDS:
+                break
+    if series is None:
+        return [windows]
+
+    def within(start: int, end: int) -> bool:
+        return len({series(unit) for unit in units[start:end]}) == 1
+
+    return [[w for w in windows if within(*w)], [w for w in windows if not within(*w)]]
+
+
 def bundle_tasks(
-    family: Family, units: Sequence[SourceUnit], tasks: int, progress: Progress | None = None
+    family: Family,
+    units: Sequence[SourceUnit],
+    tasks: int,
+    progress: Progress | None = None,
+    series: Callable[[SourceUnit], str] | None = None,
 ) -> list[TaskSelection]:
     """The first `tasks` eligible bundles of consecutive units, in candidate order.
 
-    Candidates are enumerated by start unit, then by length (two units or more), stopping once a
-    window exceeds `MAX_RECORDS`.
+    Candidates are enumerated by start unit, then by length, stopping once a window exceeds
+    `MAX_RECORDS`; once a start yields a task the next start is tried. With `series`, a first
+    pass takes only windows inside one series, a second pass the windows spanning series.
     """
     chosen: list[TaskSelection] = []
     taken: list[frozenset[str]] = []
-    for start in range(len(units)):
-        for end in range(start + 1, len(units) + 1):
-            window = units[start:end]
-            locators = _locators(window)
-            if len(locators) > MAX_RECORDS:
-                break
-            if len(locators) < MIN_RECORDS or len({u.group for u in window}) < MIN_GROUPS:
-                continue
-            records = frozenset(locators)
-            if len(records) != len(locators):
-                continue  # duplicate source identifiers
-            if any(overlap(records, other) > MAX_OVERLAP for other in taken):
-                continue
-            taken.append(records)
-            chosen.append(
-                TaskSelection(
-                    task_id=task_id(family, len(chosen) + 1), family=family, units=tuple(window)
-                )
-            )
-            if progress:
-                progress("select", len(chosen), tasks)
-            if len(chosen) == tasks:
-                return chosen
-            break  # the next candidate starts one unit later
+    for candidates in _candidates(units, series):
+        if _take_bundles(family, units, candidates, tasks, chosen, taken, progress):
+            return chosen
     raise NotEnoughTasks(
         f"the {family} source yields only {len(chosen)} eligible bundles of {MIN_RECORDS}-"
         f"{MAX_RECORDS} records with >= {MIN_GROUPS} groups and overlap <= {MAX_OVERLAP}; "
         f"ask for --tasks {len(chosen)} or fewer, or supply a larger source"
     )
+
+
+def _take_bundles(
+    family: Family,
+    units: Sequence[SourceUnit],
+    candidates: Sequence[tuple[int, int]],
+    tasks: int,
+    chosen: list[TaskSelection],
+    taken: list[frozenset[str]],
+    progress: Progress | None,
+) -> bool:
+    """Append eligible candidates to `chosen`; True once `tasks` are chosen."""
+    done_start: int | None = None
+    for start, end in candidates:
+        if start == done_start:
+            continue  # the next candidate starts one unit later
+        window = units[start:end]
+        locators = _locators(window)
+        if len(locators) > MAX_RECORDS:
+            continue
+        if len(locators) < MIN_RECORDS or len({u.group for u in window}) < MIN_GROUPS:
+            continue
+        records = frozenset(locators)
+        if len(records) != len(locators):
+            continue  # duplicate source identifiers
+        if any(overlap(records, other) > MAX_OVERLAP for other in taken):
+            continue
+        taken.append(records)
+        chosen.append(
+            TaskSelection(task_id=task_id(family, len(chosen) + 1), family=family, units=tuple(window))
+        )
+        if progress:
+            progress("select", len(chosen), tasks)
+        if len(chosen) == tasks:
+            return True
+        done_start = start
+    return False
 
 
 def proposal_gram(units: Sequence[SourceUnit]) -> dict[str, dict[str, float]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from worldkit.errors import UsageError
-from worldkit.infoorg.sources.ami import meeting_units, series_of
+from worldkit.infoorg.sources.ami import meeting_units
 from worldkit.infoorg.sources.jira import subtask_units
 from worldkit.infoorg.sources.kep import kep_units
 from worldkit.infoorg.sources.records import (
@@ -40,7 +40,7 @@ def select_tasks(
     if family == "design":
         return design_tasks(kep_units(source), tasks, seed, progress)
     if family == "recap":
-        return bundle_tasks("recap", meeting_units(source), tasks, progress, series=series_of)
+        return bundle_tasks("recap", meeting_units(source), tasks, progress)
     if family == "thread":
         return bundle_tasks("thread", subtask_units(source), tasks, progress)
     raise InvalidSource(f"unknown family {family!r}; use one of {', '.join(FAMILIES)}")

@@ -8,9 +8,6 @@ for "nothing to report" (`*NA*`, `NA.`, `*NA*.`: 47 in the corpus) are not recor
 empty records, and a placeholder carries no content that could place it. A section left empty
 is simply absent from the reference.
 
-The candidate order (`series_of`): AMI scenario meetings come in series of sessions a-d held by
-one team (ES2002a-d); a bundle is first sought inside one series, then across series.
-
 Reads files only; never writes, never selects tasks.
 """
 
@@ -27,19 +24,11 @@ SECTIONS: tuple[str, ...] = ("abstract", "actions", "decisions", "problems")
 
 _NITE_ID = "{http://nite.sourceforge.net/}id"
 _PLACEHOLDER = re.compile(r"^[\W_]*NA[\W_]*$")
-_SESSION = re.compile(r"^([A-Z]{2}[0-9]{4})[a-z]$")
 
 
 def is_placeholder(text: str) -> bool:
     """True for an empty sentence or an `NA` placeholder (`*NA*`, `NA.`, `*NA*.`, ...)."""
     return not text.strip() or bool(_PLACEHOLDER.match(text.strip()))
-
-
-def series_of(unit: SourceUnit) -> str:
-    """The meeting series a unit belongs to: `ES2002a` -> `ES2002`; non-scenario meetings
-    (`IB4003`) are a series of their own."""
-    match = _SESSION.match(unit.unit_id)
-    return match.group(1) if match else unit.unit_id
 
 
 def _abstractive_dir(source: Path) -> Path:
@@ -89,4 +78,4 @@ def meeting_units(source: Path) -> list[SourceUnit]:
     return [read_meeting(path, source) for path in files]
 
 
-__all__ = ["SECTIONS", "is_placeholder", "meeting_units", "read_meeting", "series_of"]
+__all__ = ["SECTIONS", "is_placeholder", "meeting_units", "read_meeting"]

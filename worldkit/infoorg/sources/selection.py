@@ -3,8 +3,9 @@
 - Recap and Thread: complete bundles of consecutive units in the reader's fixed candidate order,
   40 to 60 records, at least two top-level groups, no duplicate source identifiers, and record
   overlap |A∩B| / min(|A|, |B|) <= 1/2 with every task already taken; the first N eligible.
-  Candidates run by start unit, then by length. With a `series` key (Recap: the AMI meeting
-  series), every bundle inside one series comes first, then the bundles that span series.
+  Candidates run by start unit, then by length: a first pass lays complete bundles end to end
+  (each starts after the previous one), a second pass, only if more tasks are needed, tries
+  every start again under the overlap limit. For Recap the first pass alone gives 50 tasks.
 - Design: 4 SIGs x 3 KEPs (x 3 excerpts). A seeded draw of `DESIGN_CANDIDATES` candidate
   proposal sets keeps each KEP in at most three tasks and the overlap between tasks to one half,
   then prefers the candidate whose owning groups are lexically most similar *as the candidate
@@ -54,25 +55,34 @@ def _locators(units: Sequence[SourceUnit]) -> list[str]:
     return [record.source for unit in units for record in unit.records]
 
 
-def _candidates(
-    units: Sequence[SourceUnit], series: Callable[[SourceUnit], str] | None
-) -> list[list[tuple[int, int]]]:
-    """Candidate windows (start, end) in order, grouped into passes (see module doc)."""
-    windows: list[tuple[int, int]] = []
-    for start in range(len(units)):
-        size = 0
-        for end in range(start + 1, len(units) + 1):
-            windows.append((start, end))
-            size += len(units[end - 1].records)
-            if size > MAX_RECORDS:
-                break
-    if series is None:
-        return [windows]
+def _eligible(window: Sequence[SourceUnit], taken: Sequence[frozenset[str]]) -> frozenset[str] | None:
+    """The window's record locators if it is an eligible bundle, else None."""
+    locators = _locators(window)
+    if not MIN_RECORDS <= len(locators) <= MAX_RECORDS:
+        return None
+    if len({unit.group for unit in window}) < MIN_GROUPS:
+        return None
+    records = frozenset(locators)
+    if len(records) != len(locators):
+        return None  # duplicate source identifiers
+    if any(overlap(records, other) > MAX_OVERLAP for other in taken):
+        return None
+    return records
 
-    def within(start: int, end: int) -> bool:
-        return len({series(unit) for unit in units[start:end]}) == 1
 
-    return [[w for w in windows if within(*w)], [w for w in windows if not within(*w)]]
+def _shortest_from(
+    units: Sequence[SourceUnit], start: int, taken: Sequence[frozenset[str]]
+) -> tuple[int, frozenset[str]] | None:
+    """(end, records) of the shortest eligible window starting at `start`, if any."""
+    size = 0
+    for end in range(start + 1, len(units) + 1):
+        size += len(units[end - 1].records)
+        if size > MAX_RECORDS:
+            return None
+        records = _eligible(units[start:end], taken)
+        if records is not None:
+            return end, records
+    return None
 
 
 def bundle_tasks(
@@ -80,61 +90,45 @@ def bundle_tasks(
     units: Sequence[SourceUnit],
     tasks: int,
     progress: Progress | None = None,
-    series: Callable[[SourceUnit], str] | None = None,
 ) -> list[TaskSelection]:
-    """The first `tasks` eligible bundles of consecutive units, in candidate order.
+    """The first `tasks` eligible bundles of consecutive units, in the fixed candidate order.
 
-    Candidates are enumerated by start unit, then by length, stopping once a window exceeds
-    `MAX_RECORDS`; once a start yields a task the next start is tried. With `series`, a first
-    pass takes only windows inside one series, a second pass the windows spanning series.
+    Pass 1 walks the units once: from the current start it takes the shortest eligible window
+    and continues after it, so complete bundles follow one another without sharing a unit (a
+    start without an eligible window is skipped). Pass 2, only when more tasks are asked for,
+    tries every start again in order, each with its shortest window that overlaps every task
+    taken by at most `MAX_OVERLAP`.
     """
     chosen: list[TaskSelection] = []
     taken: list[frozenset[str]] = []
-    for candidates in _candidates(units, series):
-        if _take_bundles(family, units, candidates, tasks, chosen, taken, progress):
+
+    def take(start: int, end: int, records: frozenset[str]) -> bool:
+        taken.append(records)
+        chosen.append(TaskSelection(
+            task_id=task_id(family, len(chosen) + 1), family=family, units=tuple(units[start:end])
+        ))
+        if progress:
+            progress("select", len(chosen), tasks)
+        return len(chosen) == tasks
+
+    start = 0
+    while start < len(units):
+        found = _shortest_from(units, start, taken)
+        if found is None:
+            start += 1
+            continue
+        if take(start, *found):
+            return chosen
+        start = found[0]
+    for start in range(len(units)):
+        found = _shortest_from(units, start, taken)
+        if found is not None and take(start, *found):
             return chosen
     raise NotEnoughTasks(
         f"the {family} source yields only {len(chosen)} eligible bundles of {MIN_RECORDS}-"
         f"{MAX_RECORDS} records with >= {MIN_GROUPS} groups and overlap <= {MAX_OVERLAP}; "
         f"ask for --tasks {len(chosen)} or fewer, or supply a larger source"
     )
-
-
-def _take_bundles(
-    family: Family,
-    units: Sequence[SourceUnit],
-    candidates: Sequence[tuple[int, int]],
-    tasks: int,
-    chosen: list[TaskSelection],
-    taken: list[frozenset[str]],
-    progress: Progress | None,
-) -> bool:
-    """Append eligible candidates to `chosen`; True once `tasks` are chosen."""
-    done_start: int | None = None
-    for start, end in candidates:
-        if start == done_start:
-            continue  # the next candidate starts one unit later
-        window = units[start:end]
-        locators = _locators(window)
-        if len(locators) > MAX_RECORDS:
-            continue
-        if len(locators) < MIN_RECORDS or len({u.group for u in window}) < MIN_GROUPS:
-            continue
-        records = frozenset(locators)
-        if len(records) != len(locators):
-            continue  # duplicate source identifiers
-        if any(overlap(records, other) > MAX_OVERLAP for other in taken):
-            continue
-        taken.append(records)
-        chosen.append(
-            TaskSelection(task_id=task_id(family, len(chosen) + 1), family=family, units=tuple(window))
-        )
-        if progress:
-            progress("select", len(chosen), tasks)
-        if len(chosen) == tasks:
-            return True
-        done_start = start
-    return False
 
 
 def proposal_gram(units: Sequence[SourceUnit]) -> dict[str, dict[str, float]]:

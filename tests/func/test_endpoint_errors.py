@@ -28,12 +28,12 @@ def test_a_port_in_use_or_a_bad_host(capsys: pytest.CaptureFixture[str]) -> None
 @pytest.mark.parametrize(("url", "code", "words"), [
     ("notaurl", 2, "is not an http(s) URL with a host"),
     ("http://[::1", 2, "is not a valid URL"),
-    ("http://127.0.0.1:9", 4, "unreachable"),
+    ("http://127.0.0.1:9", 4, "is unreachable"),
 ])
 def test_a_bad_or_unreachable_endpoint(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], url: str, code: int, words: str
 ) -> None:
-    argv = ["run", "--overlay", str(GOOD), "--agent", "openai", "--base-url", url, "--model", "m",
+    argv = ["run", "--overlay", str(GOOD), "--agent", "openai", "--base-url", url, "--model", "m", "--retries", "0",
             "--out", str(tmp_path / "runs"), "--store", f"sqlite:///{tmp_path / 's.db'}"]
     assert cli(argv) == code
     err = capsys.readouterr().err

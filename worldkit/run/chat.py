@@ -34,6 +34,22 @@ class EndpointError(WorldkitError):
         self.attempts = attempts
 
 
+def _check_url(base: str) -> None:
+    """An http(s) URL with a host, or a UsageError (exit 2) before anything is staged or sent."""
+    from urllib.parse import urlsplit
+
+    from worldkit.errors import UsageError
+
+    example = "use e.g. http://127.0.0.1:8080/v1"
+    try:
+        parts = urlsplit(base)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number in range
+    except ValueError as error:
+        raise UsageError(f"endpoint URL {base!r} is not a valid URL ({error}); {example}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UsageError(f"endpoint URL {base!r} is not an http(s) URL with a host; {example}")
+
+
 @dataclass(frozen=True)
 class ChatEndpoint:
     """An OpenAI-compatible `/chat/completions` endpoint and the model asked there."""
@@ -52,6 +68,7 @@ class ChatEndpoint:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "base_url", self.base_url.rstrip("/"))
+        _check_url(self.base_url)
 
     def describe(self) -> dict[str, Any]:
         """What a record may say about this endpoint (never the key)."""

@@ -80,7 +80,7 @@ def check_staged(
 
     world = overlay_world(overlay) if overlay is not None else None
     return require_staged(candidate.parent, "run blocked: staged package", trust_staged=trust_staged, world=world,
-                          derived=derived)
+                          derived=derived, overlay=overlay)
 
 
 def _leaf(error: BaseException) -> BaseException:

@@ -52,6 +52,9 @@ class _Frozen:
     """What the references were: `frozen`, `re-derived`."""
     derived_manifest: Manifest | None = None
     """A projection manifest just derived from the world by the caller (used where none is frozen)."""
+    overlay: Any = None
+    """The overlay (model or path) to re-derive a package from; else it is found by id."""
+    _derived: dict[tuple[str, str], Any] = field(default_factory=dict)
     _scratch: tempfile.TemporaryDirectory[str] | None = None
 
     def scratch(self) -> Path:
@@ -127,15 +130,24 @@ class _Frozen:
         from worldkit.overlay.apply import apply_overlay
         from worldkit.overlay.load import resolve_overlay
 
+        key = (overlay, condition)
+        if key in self._derived:
+            return self._derived[key]
+        self._derived[key] = None
         world_id = self.world.id if self.world is not None else ""
         try:
-            path = resolve_overlay(f"{world_id}/{overlay}" if world_id else overlay)
+            given = self.overlay
+            if given is not None and getattr(given, "id", overlay) == overlay:
+                path = given
+            else:
+                path = resolve_overlay(f"{world_id}/{overlay}" if world_id else overlay)
             applied = apply_overlay(path, self.scratch() / f"o-{overlay}-{condition.replace(':', '-')}", condition,
                                     allow_stale=True, check=False)
         except WorldkitError as error:
             self.problems.append(f"cannot re-derive overlay {overlay} [{condition}]: {error.message}")
             return None
         self.sources.add("re-derived")
+        self._derived[key] = applied
         return applied
 
 
@@ -312,6 +324,7 @@ def verify_frozen(
     world: Any = None,
     trust_staged: bool = False,
     derived: dict[str, Any] | None = None,
+    overlay: Any = None,
 ) -> CheckResult:
     """Compare a staged projection, candidate, verifier or applied package with what was frozen.
 
@@ -319,11 +332,13 @@ def verify_frozen(
     names); `world`: the world (name, path or package) to re-derive from where nothing is frozen;
     `derived`: a fresh derivation just made from the world (what `run` or `serve` staged): package
     digests (`candidate_sha256`, `verifier_sha256`, `fingerprint`) and/or the projection `manifest`,
-    used where nothing is frozen instead of deriving again.
+    used where nothing is frozen instead of deriving again; `overlay`: the overlay (model or path)
+    to re-derive a package from (default: found by id on the overlay search path).
     """
     root = Path(directory)
     ref = _open_reference(root, manifests, world)
     ref.derived_manifest = (derived or {}).get("manifest")
+    ref.overlay = overlay
     items: list[Item] = []
     try:
         if read_regular(root / MANIFEST_NAME) is None and read_regular(root / PACKAGE_NAME) is not None:
@@ -375,10 +390,12 @@ def check_staged(
     world: Any = None,
     trust_staged: bool = False,
     derived: dict[str, Any] | None = None,
+    overlay: Any = None,
 ) -> list[CheckResult]:
     """Both checks of a staged folder: against its own manifest, and against what was frozen."""
     return [verify_workspace(directory),
-            verify_frozen(directory, manifests=manifests, world=world, trust_staged=trust_staged, derived=derived)]
+            verify_frozen(directory, manifests=manifests, world=world, trust_staged=trust_staged, derived=derived,
+                          overlay=overlay)]
 
 
 def require_staged(directory: str | Path, what: str, **options: Any) -> CheckResult:

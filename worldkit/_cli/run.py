@@ -44,13 +44,20 @@ def run_command(
 
 def regrade_command(
     run_dir: Path = typer.Argument(..., help="A run folder holding execution-record.json."),
+    store: str = typer.Option(
+        None, "--store", help="Also check the run's log in this store against the anchor and the record."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Grade a finished run again from disk and compare with its execution record."""
+    """Grade a finished run again from disk and compare with its execution record.
+
+    The log is checked first against the run folder's anchor (log-anchor.json); a log cut short,
+    rewritten or recomputed is refused (exit 1).
+    """
     from worldkit.errors import CheckFailed
     from worldkit.run.runner import regrade_run
 
-    record, graded = regrade_run(run_dir)
+    record, graded = regrade_run(run_dir, store_url=store)
     recorded = {c.id: c.result for c in record.criteria}
     again = {cid: result for cid, _route, result, _detail in graded}
     differs = sorted(cid for cid in recorded if recorded[cid] != again.get(cid))

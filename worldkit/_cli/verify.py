@@ -33,6 +33,7 @@ def verify_command(
     summary: Path = typer.Option(None, "--summary", help="Write the validation record (JSON) to this file."),
     only: str = typer.Option(None, "--only", help="Comma-separated check ids to run (default: all)."),
     store: str = typer.Option(None, "--store", help="Store URL whose run event logs to check (default: not checked)."),
+    runs: Path = typer.Option(None, "--runs", help="Run folders whose log anchors the event-log check compares."),
 ) -> int:
     """Prove the world, its frozen projections and staged tasks are what was frozen.
 
@@ -55,7 +56,7 @@ def verify_command(
     report = VerifyReport(world=None)
     if world is not None:
         report = _guarded(lambda: verify_world(world, manifests=manifests, overlays=overlays, only=selected,
-                                                  store=store))
+                                                  store=store, runs=runs))
         if seeded:
             from worldkit.verify.seeded import run_seeded
 

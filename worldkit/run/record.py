@@ -125,6 +125,9 @@ class ExecutionRecord(BaseModel):
     """What the agent reported (steps, tokens, stop reason); never used for grading."""
     trajectory: list[dict[str, Any]] = Field(default_factory=list)
     """The run's event log (every tool call, hash-chained) as stored."""
+    log_anchor: dict[str, Any] | None = None
+    """The log's final anchor (`worldkit.store.anchor`: run, session, head seq and hash, and an
+    HMAC when `WORLDKIT_LOG_KEY` was set), also in the run folder's `log-anchor.json`."""
 
     @model_validator(mode="after")
     def _criteria_unique(self) -> ExecutionRecord:

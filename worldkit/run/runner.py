@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 from mcp import Client
 
-from worldkit.errors import CheckFailed
+from worldkit.errors import CheckFailed, LogTampered
 from worldkit.mcp.seat import SeatView
 from worldkit.mcp.server import build_seat_server
 from worldkit.mcp.state import DiskWorkspace, SeatState, pre_task_state, scan_workspace
@@ -38,7 +38,16 @@ from worldkit.run.record import (
     write_record,
 )
 from worldkit.run.session import MCPToolSession
-from worldkit.store import EventLog, Store, read_events
+from worldkit.store import (
+    ANCHOR_FILENAME,
+    EventLog,
+    LogAnchor,
+    Store,
+    read_anchor,
+    verified_events,
+    verify_exported,
+)
+from worldkit.store.anchor import parse_anchor
 from worldkit.verify.workspace import verify_workspace
 
 
@@ -118,17 +127,22 @@ def run_task(
     reference = tuple(a.model_dump(mode="json") for a in overlay.reference.actions) if agent_name == "oracle" else ()
     task = AgentTask(request=(candidate / "request.md").read_text(encoding="utf-8"), seat=config.seat, reference_actions=reference)
 
+    anchor_file = run_dir / ANCHOR_FILENAME
     with Store.open(store_url) as store:
-        log = EventLog(store, run_id, config.seat)
-        server = build_seat_server(projection, config, workspace=workspace, event_log=log, state=state)
+        log = EventLog(store, run_id, config.seat, claim=True, anchor=anchor_file)
+        try:
+            server = build_seat_server(projection, config, workspace=workspace, event_log=log, state=state)
 
-        async def drive() -> Any:
-            async with Client(server) as client:
-                return await agent.run(task, MCPToolSession(client))
+            async def drive() -> Any:
+                async with Client(server) as client:
+                    return await agent.run(task, MCPToolSession(client))
 
-        outcome = anyio.run(drive)
-        log.close()
-        events = [e.model_dump(mode="json") for e in read_events(store, run_id)]
+            outcome = anyio.run(drive)
+        finally:
+            log.close()  # seals the head and writes the final anchor
+        anchor = read_anchor(anchor_file)
+        _report, verified = verified_events(store, run_id, anchor=anchor)
+        events = [e.model_dump(mode="json") for e in verified]
 
     # Capture: from the servers' state and the disk, independently of the agent's message.
     workspace_after = scan_workspace(workspace)
@@ -173,18 +187,68 @@ def run_task(
         agent_result={"steps": outcome.steps, "tokens": outcome.tokens, "stopped_by": outcome.stopped_by,
                       "notes": outcome.notes, "final_message": outcome.final_message[:2000]},
         trajectory=events,
+        log_anchor=anchor.model_dump(mode="json", exclude_none=True),
     )
     write_record(record, run_dir / RECORD_FILENAME)
     return RunResult(run_dir=run_dir, record=record)
 
 
-def regrade_run(run_dir: Path, judge: Judge | None = None) -> tuple[ExecutionRecord, list[tuple[str, str, str, str]]]:
+def run_anchor(run_dir: Path, record: ExecutionRecord) -> LogAnchor:
+    """The run's log anchor: the run folder's `log-anchor.json`, which must equal the record's copy."""
+    anchor_file = Path(run_dir) / ANCHOR_FILENAME
+    if not anchor_file.exists():
+        raise LogTampered(
+            f"run folder {run_dir} has no {ANCHOR_FILENAME}: the log's head cannot be checked; "
+            "a run folder must keep the anchor `worldkit run` wrote"
+        )
+    anchor = read_anchor(anchor_file)
+    if record.log_anchor is None:
+        raise LogTampered(f"the execution record in {run_dir} has no log_anchor; it was edited or is not a run's")
+    if parse_anchor(record.log_anchor, source=f"{run_dir / RECORD_FILENAME}") != anchor:
+        raise LogTampered(
+            f"{anchor_file} and the execution record's log_anchor differ: one of them was rewritten"
+        )
+    if anchor.run_id != record.run_id:
+        raise LogTampered(f"{anchor_file} anchors run {anchor.run_id}, the record is run {record.run_id}")
+    return anchor
+
+
+def check_run_log(run_dir: Path, record: ExecutionRecord, store_url: str | None) -> list[dict[str, Any]]:
+    """The run's events, verified: the record's trajectory as a chain against the anchor and,
+    with a store, the stored log against the anchor and equal to the trajectory."""
+    anchor = run_anchor(run_dir, record)
+    report = verify_exported(record.trajectory, anchor)
+    if not report.ok:
+        raise LogTampered(f"the execution record's trajectory: {report.message}")
+    if store_url is None:
+        return record.trajectory
+    with Store.open(store_url, create=False) as store:
+        _stored, events = verified_events(store, record.run_id, anchor=anchor)
+    stored = [e.model_dump(mode="json") for e in events]
+    if stored != record.trajectory:
+        first = next(
+            (i for i, (a, b) in enumerate(zip(stored, record.trajectory, strict=False), 1) if a != b),
+            min(len(stored), len(record.trajectory)) + 1,
+        )
+        raise LogTampered(
+            f"the stored log of run {record.run_id} and the record's trajectory differ from event {first}"
+        )
+    return stored
+
+
+def regrade_run(
+    run_dir: Path, judge: Judge | None = None, *, store_url: str | None = None
+) -> tuple[ExecutionRecord, list[tuple[str, str, str, str]]]:
     """Grade a finished run again from disk: the workspace as captured, records and mail rebuilt by
-    replaying the logged state changes onto the pre-task projection."""
+    replaying the logged state changes onto the pre-task projection.
+
+    The log is checked first (`check_run_log`): against the run's anchor, and with `store_url`
+    against the store; a log cut short, rewritten or recomputed is refused (`LogTampered`)."""
     from worldkit.run.record import read_record
 
     run_dir = Path(run_dir)
     record = read_record(run_dir / RECORD_FILENAME)
+    trajectory = check_run_log(run_dir, record, store_url)
     overlay = load_overlay(record.inputs.get("overlay_path") or resolve_overlay(record.task))
     candidate = run_dir / "package" / "candidate"
     projection = candidate / "projection"
@@ -192,14 +256,14 @@ def regrade_run(run_dir: Path, judge: Judge | None = None) -> tuple[ExecutionRec
     if scan_workspace(workspace) != record.workspace_after:
         raise CheckFailed(f"workspace {workspace} no longer matches the execution record; it was modified after the run")
     state = pre_task_state(projection)
-    for event in record.trajectory:
+    for event in trajectory:
         if event.get("state_change") and event["tool"] in ("update_record", "send_message"):
             state.apply(event["state_change"])
     ctx = GradingContext(
         workspace=workspace,
         records=state.final_records(baseline_records(projection)),
         sent=state.sent_messages(),
-        events=record.trajectory,
+        events=trajectory,
         projection=projection,
     )
     return record, grade(overlay, ctx, judge)

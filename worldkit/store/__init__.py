@@ -20,6 +20,7 @@ from worldkit.store.chain import (
     state_changes,
     verified_events,
     verify_chain,
+    verify_exported,
 )
 from worldkit.store.db import ENV_VAR, Store, create_engine, describe_url, resolve_url
 from worldkit.store.eventlog import (
@@ -47,6 +48,7 @@ __all__ = [
     "make_anchor",
     "read_anchor",
     "verified_events",
+    "verify_exported",
     "write_anchor",
     "LOG_VERSION",
     "SCHEMA_VERSION",

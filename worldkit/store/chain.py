@@ -150,6 +150,64 @@ def verified_events(
     return report, events
 
 
+def verify_exported(
+    events: list[Mapping[str, Any]],
+    anchor: LogAnchor,
+    *,
+    key: bytes | None | Literal["env"] = "env",
+) -> ChainReport:
+    """Check an exported copy of a run's events (e.g. an execution record's trajectory) as a
+    chain on its own, against the run's anchor: no store needed.
+
+    Every event must re-hash to its hash and link to the one before from the run's genesis;
+    the copy must hold the anchored event and, for a final anchor, end there.
+    """
+    head = Head(run_id=anchor.run_id, seat=anchor.seat, seq=len(events), hash="", session="")
+    expected_seq, prev = 1, genesis_hash(anchor.run_id)
+    seen: dict[int, str] = {0: prev}
+    problem: ChainProblem | None = None
+    for index, exported in enumerate(events, start=1):
+        try:
+            row = _exported_row(exported)
+        except (KeyError, TypeError, ValueError) as error:
+            problem = ChainProblem(
+                seq=index, kind="malformed", message=f"event {index} of the copy: {error}"
+            )
+            break
+        problem = _check(head, row, expected_seq, prev)
+        if problem is not None:
+            break
+        seen[row["seq"]] = row["hash"]
+        expected_seq, prev = expected_seq + 1, row["hash"]
+    if problem is None:
+        problem = _check_anchor(
+            head, expected_seq - 1, anchor, seen, log_key() if key == "env" else key
+        )
+    return ChainReport(
+        run_id=anchor.run_id,
+        seat=anchor.seat,
+        events=len(events),
+        head_hash=prev,
+        ok=problem is None,
+        problem=problem,
+        anchor=anchor.describe(),
+    )
+
+
+def _exported_row(exported: Mapping[str, Any]) -> dict[str, Any]:
+    event = Event.model_validate(exported)
+    def text(value: Any) -> str | None:
+        return None if value is None else canonical_json(value)[:-1]
+    return {
+        "version": event.version, "run_id": event.run_id, "seq": event.seq,
+        "time": format_time(event.time), "seat": event.seat, "session": event.session,
+        "tool": event.tool, "arguments": text(event.arguments), "outcome": event.outcome,
+        "result_digest": event.result_digest, "detail": text(event.detail),
+        "state_change": text(event.state_change), "prev_hash": event.prev_hash,
+        "hash": event.hash,
+    }  # fmt: skip
+
+
 def _scan(
     store: Store,
     run_id: str,

@@ -25,7 +25,7 @@ def verify_command(
     workspace: Path = typer.Option(
         None, "--workspace", help="Check a staged folder (holding a manifest.json) against its manifest."
     ),
-    seeded: bool = typer.Option(False, "--seeded", help="Also inject the ten known faults into a scratch copy."),
+    seeded: bool = typer.Option(False, "--seeded", help="Also inject the known faults (seeded violations) into a scratch copy."),
     mutations: int = typer.Option(0, "--mutations", min=0, help="Also run N random single mutations."),
     seed: int = typer.Option(1, "--seed", help="Seed of the mutation campaign."),
     manifests: Path = typer.Option(None, "--manifests", help="Frozen manifests folder (default manifests/<world>/)."),

@@ -3,25 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from worldkit._cli.output import echo_json
 from worldkit.canon import canonical_json
 from worldkit.errors import LogTampered, UsageError
-from worldkit.store import (
-    ANCHOR_FILENAME,
-    Event,
-    LogAnchor,
-    Store,
-    get_run,
-    list_runs,
-    read_anchor,
-    read_events,
-    verify_chain,
-)
-from worldkit.store.anchor import parse_anchor
+
+if TYPE_CHECKING:
+    from worldkit.store import Event, LogAnchor
 
 STORE_HELP = (
     "Store URL (sqlite:///path or postgresql+psycopg://…); default $WORLDKIT_STORE, "
@@ -46,6 +37,8 @@ def show(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Print a run's events in order (as stored; `log verify` checks them)."""
+    from worldkit.store import Store, get_run, read_events
+
     with Store.open(store, create=False) as opened:
         head = get_run(opened, run_id)
         events = read_events(opened, run_id)
@@ -82,6 +75,8 @@ def verify(
     anchored head and, for a final anchor, end there: a log cut short, rewritten or recomputed
     fails. With WORLDKIT_LOG_KEY set, the anchor must carry that key's signature.
     """
+    from worldkit.store import Store, verify_chain
+
     found = _anchor(run_id, record=record, run_dir=run_dir, anchor=anchor)
     with Store.open(store, create=False) as opened:
         report = verify_chain(opened, run_id, anchor=found)
@@ -105,7 +100,9 @@ def _anchor(
     run_id: str, *, record: Path | None, run_dir: Path | None, anchor: Path | None
 ) -> LogAnchor | None:
     from worldkit.run.record import RECORD_FILENAME, read_record
-    from worldkit.run.runner import run_anchor
+    from worldkit.run.logcheck import run_anchor
+    from worldkit.store import ANCHOR_FILENAME, read_anchor
+    from worldkit.store.anchor import parse_anchor
 
     given = [name for name, value in (("--record", record), ("--run-dir", run_dir), ("--anchor", anchor)) if value]
     if len(given) > 1:
@@ -140,6 +137,8 @@ def list_(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """List the runs in the store with their seat and event count."""
+    from worldkit.store import Store, list_runs
+
     with Store.open(store, create=False) as opened:
         runs = list_runs(opened)
     if as_json:

@@ -58,7 +58,7 @@ class EventLogs(BaseCheck):
 def _anchors(runs: Path | None, items: list[Item]) -> dict[str, object]:
     """Anchors by run id from every run folder under `runs` (its record's copy must agree)."""
     from worldkit.run.record import RECORD_FILENAME, read_record
-    from worldkit.run.runner import run_anchor
+    from worldkit.run.logcheck import run_anchor
     from worldkit.store import ANCHOR_FILENAME, read_anchor
 
     found: dict[str, object] = {}

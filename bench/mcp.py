@@ -21,7 +21,6 @@ over 10,000 records ≤ 50 ms; replay of 100,000 events ≤ 10 s.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import shutil

@@ -50,7 +50,6 @@ def regrade_command(
     judge_retries: int = typer.Option(None, "--judge-retries", help="Retries of a failing judge request (default 3)."),
     judge_backoff: float = typer.Option(None, "--judge-backoff", help="Seconds before the first judge retry (default 1)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
-) -> None:
     store: str = typer.Option(
         None, "--store", help="Also check the run's log in this store against the anchor and the record."
     ),

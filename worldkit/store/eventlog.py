@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import json
 import operator
-from hashlib import sha256 as _sha256
 import re
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime, timezone
+from hashlib import sha256 as _sha256
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, Protocol, TypedDict
@@ -31,10 +31,10 @@ from typing import Any, Literal, Protocol, TypedDict
 import sqlalchemy as sa
 from pydantic import AwareDatetime, BaseModel, ConfigDict, field_serializer
 
-from worldkit.canon import canonical_json, sha256_bytes, sha256_json
+from worldkit.canon import canonical_json, sha256_json
 from worldkit.errors import LogTampered, StoreError
-from worldkit.store.db import Store, format_time, parse_time, utc_now
 from worldkit.store.anchor import LogAnchor, log_key, make_anchor, write_anchor
+from worldkit.store.db import Store, format_time, parse_time, utc_now
 from worldkit.store.runs import Head, check_run_id, claim_run, ensure_run, get_run, read_head
 from worldkit.store.schema import log_events, log_runs
 

@@ -16,7 +16,10 @@ from worldkit.overlay import check_overlay, new_overlay
 @pytest.mark.parametrize("good", [GOOD, TRIAGE], ids=["cc1-report", "cc1-triage"])
 def test_good_fixtures_have_no_problems(good: Path) -> None:
     report = check_overlay(good)
-    assert report.ok and report.problems == [], [p.line() for p in report.problems]
+    # the small fixtures carry no counterfactuals (the PharmaCo overlays do): only that warning
+    problems = [p for p in report.problems if p.code != "counterfactual-missing"]
+    assert report.ok and problems == [], [p.line() for p in problems]
+    assert {p.severity for p in report.problems} <= {"warning"}
     assert report.fingerprint == report.pinned_fingerprint
 
 

@@ -9,7 +9,7 @@ import typer
 
 from worldkit._cli.output import echo_json
 
-JUDGE_HELP = "Judge for semantic criteria: openai, or none (semantic criteria stay ungraded)."
+JUDGE_HELP = "Judge for semantic criteria: openai, facts (offline, from the verifier truth), or none (semantic criteria stay ungraded)."
 
 
 def build_judge(

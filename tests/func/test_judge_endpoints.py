@@ -17,11 +17,11 @@ import pytest
 from tests.fixtures.overlays.paths import GOOD
 from tests.scripted_chat import ScriptedChat, completion, free_port, tool_call
 from worldkit._cli.main import run
-from worldkit.overlay import find_overlays, load_overlay
+from worldkit.overlay import load_overlay
 from worldkit.run.record import read_record
 from worldkit.store import Store, list_runs, read_events
 
-SWEEP = next(p for p in find_overlays("pharmaco_demo") if load_overlay(p).id == "qualification-sweep")
+SWEEP = Path(__file__).resolve().parents[2] / "overlays" / "pharmaco_demo" / "qualification-sweep" / "overlay.yaml"
 AGENT_MODEL = "scripted-agent-7"
 JUDGE_MODEL = "scripted-judge-3"
 
@@ -101,16 +101,20 @@ def test_agent_and_judge_on_their_own_endpoints(capsys, tmp_path: Path, sweep) -
         assert again["same_as_record"] is True and again["criteria"]["QS5"] == "pass"
         assert len(judge.bodies()) == 2
 
-        # A judge answering 500 is retried, then the verdict is grader_error (the run completes).
+        # A judge answering 500 is retried, then the verdict is recorded as grader_error.
         verdicts["mode"] = "500"
-        failing = _run(capsys, ["run", "--overlay", str(SWEEP), "--agent", "openai", "--base-url", agent.url,
-                                "--model", AGENT_MODEL, "--out", str(tmp_path / "runs"), "--store", store,
-                                *judge_args, "--json"])  # fmt: skip
+        failing = _run(capsys, ["grade", str(run_dir), "--force", *judge_args, "--json"])
         assert failing["criteria"]["QS5"] == "grader_error"
         assert failing["deterministic_passed"] == failing["deterministic_total"]
         assert len(judge.bodies()) == 2 + 3  # first try + 2 retries
         outcome = next(c for c in read_record(Path(failing["record"])).criteria if c.id == "QS5")
         assert "HTTP 500" in outcome.detail and "after 3 attempts" in outcome.detail
+        assert outcome.graded_by == f"openai:{JUDGE_MODEL}"
+
+    # The offline facts judge grades the same folder, and its verdicts say so.
+    facts = _run(capsys, ["grade", str(run_dir), "--force", "--judge", "facts", "--json"])
+    assert facts["criteria"]["QS5"] == "pass" and facts["graded_by"]["QS5"] == "facts"
+    assert facts["judge"]["kind"] == "facts" and facts["access"] == summary["access"]
 
 
 def _failed(capsys, tmp_path: Path, base_url: str) -> tuple[str, Path]:

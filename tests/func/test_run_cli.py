@@ -40,7 +40,7 @@ def test_oracle_passes_every_deterministic_criterion(capsys, tmp_path: Path, ove
 def test_noop_passes_nothing(capsys, tmp_path: Path, overlay) -> None:
     summary = _run(capsys, tmp_path, "noop")
     passed = {cid for cid, verdict in summary["criteria"].items() if verdict == "pass"}
-    assert passed == set()
+    assert passed == set() and summary["deterministic_passed"] == 0
     assert all(label == "not_accessed" for label in summary["access"].values())
 
 

@@ -117,8 +117,11 @@ def grade_folder(
     events = read_log(store, folder.run_id, folder.seat) if store else None
     captured = capture(overlay, paths.candidate, paths.workspace, events)
     grades = grade_captured(captured, judge)
+    # What the agent reported is not graded; a replaced record keeps it.
+    previous = read_record(paths.record).agent_result if paths.record.exists() else {}
     record = build_record(captured, grades, run_id=folder.run_id, agent=folder.agent, condition=folder.condition,
-                          agent_config=folder.agent_config or {"id": folder.agent})  # fmt: skip
+                          agent_config=folder.agent_config or {"id": folder.agent},
+                          agent_result=previous)  # fmt: skip
     write_record(record, paths.record)
     return record
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from worldkit.errors import CheckFailed
+from worldkit.errors import CheckFailed, StoreError
 from worldkit.overlay.changes import baseline_records
 from worldkit.overlay.context import GradingContext
 from worldkit.overlay.grading import evaluate_rubric
@@ -88,7 +88,11 @@ def capture(overlay: Overlay, candidate: Path, workspace: Path, events: list[dic
         for event in tool_events(events):
             change = event.get("state_change")
             if event.get("outcome") == "ok" and change:
-                state.apply(parse_change(change))
+                try:
+                    state.apply(parse_change(change))
+                except StoreError as error:
+                    raise CheckFailed(f"event {event.get('seq')} of the run's log cannot be replayed ({error.message}); "
+                                      "the log does not describe this run — re-run the task") from None  # fmt: skip
         replayed = state.workspace_files()
         if replayed != after_files:
             differ = sorted(p for p in set(replayed) | set(after_files) if replayed.get(p) != after_files.get(p))
@@ -122,10 +126,7 @@ def grade_captured(
     overlay = captured.overlay
     checked = evaluate_rubric(overlay, captured.context)
     if captured.events is not None:
-        from worldkit.mcp.seat import SeatView
-
-        view = SeatView(captured.candidate / "projection", captured.config)
-        access = evidence_access(overlay, view, captured.events, candidate=captured.candidate)
+        access = evidence_access(overlay, None, captured.events, candidate=captured.candidate, config=captured.config)
         stats = RunStats(
             inspections=access.inspections,
             tool_calls=access.tool_calls,
@@ -149,7 +150,8 @@ def grade_captured(
             verdict = grade_criterion(judge, overlay, criterion, captured.context, captured.request)
             verdicts[criterion.id] = verdict
             outcomes.append(CriterionOutcome(id=criterion.id, route="semantic", access=label, result=verdict.result,
-                                             detail=verdict.reason, graded_by=grader))  # fmt: skip
+                                             detail=verdict.reason,
+                                             graded_by="" if verdict.result == "ungraded" else grader))  # fmt: skip
             continue
         kept = (keep_semantic or {}).get(criterion.id)
         if kept is not None and criterion.route == "semantic":

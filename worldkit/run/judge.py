@@ -79,8 +79,10 @@ class Verdict(BaseModel):
 
     model_config = _MODEL
 
-    result: Literal["pass", "fail", "grader_error"]
-    """`pass` / `fail`, or `grader_error` when the judge could not decide (never a guess)."""
+    result: Literal["pass", "fail", "grader_error", "ungraded"]
+    """`pass` / `fail`; `grader_error` when the judge could not decide (its endpoint kept failing,
+    its reply was unreadable); `ungraded` when it does not grade this criterion (e.g. the `facts`
+    judge on a criterion the truth declares no facts for). Never a guess."""
     reason: str = ""
     """One line of reason (or what went wrong)."""
     attempts: int = Field(default=1, ge=0)
@@ -113,9 +115,25 @@ def register_judge(name: str) -> Callable[[JudgeFactory], JudgeFactory]:
     return decorate
 
 
+ENTRY_POINT_GROUP = "worldkit.judges"
+"""A package adds a judge with an entry point in this group naming its factory (options → Judge)."""
+
+
 def _load_builtins() -> None:
     for module in _BUILTIN_MODULES:
         importlib.import_module(module)
+    from importlib.metadata import entry_points
+
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        if point.name in _JUDGES:
+            continue
+        try:
+            _JUDGES[point.name] = point.load()
+        except Exception as error:  # noqa: BLE001 - a broken plug-in is named, not a traceback
+            raise UsageError(
+                f"judge plug-in {point.name!r} ({point.value}) cannot be loaded ({type(error).__name__}: {error}); "
+                "fix or uninstall the package that declares it"
+            ) from None
 
 
 @register_judge("facts")
@@ -172,7 +190,7 @@ def grade_criterion(judge: Judge, overlay: Overlay, criterion: Criterion, ctx: G
     if isinstance(judge, _LegacyJudge):
         found: CheckResult | None = judge.inner.grade(overlay, criterion, ctx)
         if found is None:
-            return Verdict(result="grader_error", reason="the judge gave no verdict", attempts=1)
+            return Verdict(result="ungraded", reason=f"judge {judge.name} does not grade this criterion", attempts=0)
         return Verdict(result="pass" if found.passed else "fail", reason=found.detail, attempts=1)
     return judge.judge(judge_item(overlay, criterion, ctx, request))
 
@@ -248,7 +266,3 @@ def _present_files(workspace: Path) -> list[str]:
 
     root = Path(workspace)
     return sorted(p for p, d in scan_workspace(root).items() if d != "symlink") if root.is_dir() else []
-
-
-def verdict_map(verdicts: Mapping[str, Verdict]) -> dict[str, str]:
-    return {k: v.result for k, v in verdicts.items()}

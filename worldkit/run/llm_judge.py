@@ -205,7 +205,16 @@ class OpenAIJudge:
             try:
                 reply = self.endpoint.complete(payload)
             except EndpointError as error:
-                return Verdict(result="grader_error", reason=error.message[:500], attempts=attempts + error.attempts)
+                if error.status == 400 and "response_format" in payload:
+                    # A server without structured outputs: ask again in plain text (parsed tolerantly).
+                    attempts += error.attempts
+                    payload = {k: v for k, v in payload.items() if k != "response_format"}
+                    try:
+                        reply = self.endpoint.complete(payload)
+                    except EndpointError as again:
+                        return Verdict(result="grader_error", reason=again.message[:500], attempts=attempts + again.attempts)
+                else:
+                    return Verdict(result="grader_error", reason=error.message[:500], attempts=attempts + error.attempts)
             attempts += 1
             message = reply["choices"][0]["message"]
             text = message.get("content") or ""

@@ -51,10 +51,6 @@ def agent_endpoint(options: dict[str, Any]) -> ChatEndpoint:
     )  # fmt: skip
 
 
-# Kept for callers of the old name.
-Endpoint = ChatEndpoint
-
-
 class OpenAIAgent:
     name = "openai"
 
@@ -124,8 +120,13 @@ class OpenAIAgent:
                 messages.append({"role": "tool", "tool_call_id": call.get("id", ""), "content": content})
 
 
-@register_agent("openai")
-def _make(options: dict[str, Any]) -> OpenAIAgent:
+@register_agent("openai", arg="model")
+def make_openai(options: dict[str, Any]) -> Any:
+    """`openai[:MODEL]`; on an InfoOrgBench packet (option benchmark=infoorg) the ReAct-FC harness."""
+    if options.get("benchmark") == "infoorg":
+        from worldkit.run.infoorg_agent import make_react_fc
+
+        return make_react_fc(options)
     return OpenAIAgent(
         agent_endpoint(options),
         max_steps=int(options.get("max_steps") or 40),

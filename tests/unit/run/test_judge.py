@@ -172,3 +172,45 @@ def test_a_state_judge_registers_and_labels_its_verdicts(tmp_path: Path) -> None
     s1 = next(c for c in record.criteria if c.id == "S1")
     assert (s1.result, s1.graded_by, s1.detail) == ("pass", "state-test", "names Lee Lead")
     assert record.judge == {"kind": "state-test", "id": "state-test"}
+
+
+def test_a_server_without_structured_output_is_asked_in_plain_text() -> None:
+    def handler(request, n):
+        body = json.loads(request.content)
+        if "response_format" in body:
+            return httpx.Response(400, json={"error": "response_format is not supported"})
+        return _reply("PASS - the report names the approval entry")
+
+    judge, seen = _judge(handler)
+    verdict = judge.judge(ITEM)
+    assert verdict.result == "pass" and verdict.attempts == 2 and len(seen) == 2
+
+
+def test_a_judge_plugin_is_found_through_its_entry_point(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "wk_plugin_judge.py").write_text(
+        "class Always:\n"
+        "    def describe(self):\n        return {'kind': 'always', 'id': 'always'}\n"
+        "    def judge(self, item):\n"
+        "        from worldkit.run.judge import Verdict\n"
+        "        return Verdict(result='fail', reason='plug-in says no')\n"
+        "def make(options):\n    return Always()\n"
+    )
+    info = tmp_path / "wk_plugin_judge-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: wk-plugin-judge\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[worldkit.judges]\nalways = wk_plugin_judge:make\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    judge = make_judge("always")
+    assert judge.judge(ITEM).reason == "plug-in says no"
+    from worldkit.run.judge import judge_names
+
+    assert {"always", "facts", "openai"} <= set(judge_names())
+
+
+def test_retry_after_is_honoured() -> None:
+    waits: list[float] = []
+    calls = iter([httpx.Response(429, headers={"Retry-After": "7"}), _reply("PASS - ok")])
+    endpoint = ChatEndpoint("http://j.test/v1", "m", backoff_s=0.5, sleep=waits.append,
+                            transport=httpx.MockTransport(lambda request: next(calls)))  # fmt: skip
+    assert endpoint.complete({"model": "m", "messages": []})["choices"]
+    assert waits == [7.0]

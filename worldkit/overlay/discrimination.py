@@ -201,6 +201,9 @@ def discriminate(overlay: Overlay, projection: Path, scratch: Path) -> Discrimin
 
 
 def _coverage(overlay: Overlay) -> list[str]:
+    if not overlay.counterfactuals:
+        return ["no counterfactual deliverables: nothing shows that the rubric passes right answers in other formats "
+                "and fails plausible wrong ones"]
     problems = []
     correct = [v for v in overlay.counterfactuals if v.kind == "correct"]
     if len(correct) < 2:

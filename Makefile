@@ -31,8 +31,9 @@ demo: $(STAMP)
 	@echo "== 5. report"
 	@$(BIN)/worldkit report out/demo/runs --html out/demo/report.html
 
+# The whole suite (slow end-to-end tests included), spread over the cores by pytest-xdist.
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist worksteal
 
 clean:
 	rm -rf $(VENV) out .worldkit

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import uuid
 from pathlib import Path
 
@@ -13,6 +15,30 @@ SHARED_DATA = Path(os.environ.get("WORLDKIT_SHARED_DATA", REPO.parent / "shared"
 PG_ADMIN_URL = os.environ.get(
     "WORLDKIT_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 )
+
+
+_OWN_CACHE = "_worldkit_test_cache"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """One world cache (`worldkit.world.cache`) per test session, outside the repo.
+
+    Set before pytest-xdist starts its workers, so every worker and every CLI subprocess shares
+    it: PharmaCo is loaded and validated once per session, not once per process. A run never
+    reads an earlier run's cache, and never writes into the tree's own `.worldkit/`.
+    """
+    if hasattr(config, "workerinput") or "WORLDKIT_CACHE" in os.environ:
+        return
+    folder = tempfile.mkdtemp(prefix="worldkit-test-cache-")
+    os.environ["WORLDKIT_CACHE"] = folder
+    setattr(config, _OWN_CACHE, folder)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    folder = getattr(config, _OWN_CACHE, None)
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
+        os.environ.pop("WORLDKIT_CACHE", None)
 
 
 @pytest.fixture(scope="session")

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from worldkit._cli.output import echo_json
 from worldkit.canon import canonical_json
 from worldkit.errors import LogTampered
-from worldkit.store import Event, Store, get_run, list_runs, read_events, verify_chain
+
+if TYPE_CHECKING:
+    from worldkit.store import Event
 
 STORE_HELP = (
     "Store URL (sqlite:///path or postgresql+psycopg://…); default $WORLDKIT_STORE, "
@@ -34,6 +36,8 @@ def show(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Print a run's events in order (as stored; `log verify` checks them)."""
+    from worldkit.store import Store, get_run, read_events
+
     with Store.open(store, create=False) as opened:
         head = get_run(opened, run_id)
         events = read_events(opened, run_id)
@@ -58,6 +62,8 @@ def verify(
     as_json: bool = typer.Option(False, "--json", help="Print the report as one JSON object."),
 ) -> None:
     """Check a run's hash chain; exit 1 naming the first bad event if it is broken."""
+    from worldkit.store import Store, verify_chain
+
     with Store.open(store, create=False) as opened:
         report = verify_chain(opened, run_id)
     if as_json:
@@ -74,6 +80,8 @@ def list_(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """List the runs in the store with their seat and event count."""
+    from worldkit.store import Store, list_runs
+
     with Store.open(store, create=False) as opened:
         runs = list_runs(opened)
     if as_json:

@@ -2,15 +2,17 @@
 
 Each module listed in `_COMMAND_MODULES` defines `register(app)`. Library errors become a one-line
 message on stderr and the exit code of `worldkit.errors.ExitCode`; tracebacks only with --debug.
+
+Start-up is kept short: `worldkit --version` imports neither typer nor the library, and a command
+registers (imports) only the command modules it needs (`_COMMANDS`); `--help`, an unknown command
+and `from worldkit._cli.main import app` register every module, in the order of `_COMMAND_MODULES`.
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
-
-import click
-import typer
+from typing import Any
 
 from worldkit import __version__
 from worldkit.errors import ExitCode, WorldkitError
@@ -29,50 +31,124 @@ _COMMAND_MODULES = [
     "overlay",
     "verify",
     "run",
+    "grade",
+    "campaign",
+    "export",
 ]
 
-app = typer.Typer(
-    name="worldkit",
-    help="Build organizational worlds, lay tasks on them, serve them to agents and grade the runs.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
+_COMMANDS: dict[str, tuple[str, ...]] = {
+    "world": ("world",),
+    "materialize": ("materialize",),
+    "schema": ("schema",),
+    "report": ("report",),
+    "log": ("log", "serve"),  # `serve` adds `log replay`
+    "infoorg": ("infoorg_group", "infoorg_build", "infoorg_score", "infoorg_run"),
+    "serve": ("log", "serve"),
+    "overlay": ("overlay",),
+    "verify": ("verify",),
+    "freeze": ("verify",),
+    "run": ("run",),
+    "regrade": ("run",),
+    "grade": ("grade",),
+    "judge-batch": ("grade",),
+    "campaign": ("campaign",),
+    "export": ("export",),
+}
+"""Top-level command name → the command modules that define it (and its sub-commands)."""
 
-_state = {"debug": False}
+_ROOT_OPTIONS = {"--debug"}
 
-try:  # typer ≥ 0.2x vendors its own click exceptions beside the real click's
-    from typer._click.exceptions import ClickException as _TyperClickException
-except ImportError:  # pragma: no cover - older typer
-    _TyperClickException = click.ClickException
-_CLICK_ERRORS = (click.ClickException, _TyperClickException)
+_state: dict[str, Any] = {"debug": False}
+_built: dict[str, Any] = {}
+_registered: list[str] = []
 
 
 def _version(value: bool) -> None:
     if value:
+        import typer
+
         typer.echo(f"worldkit {__version__}")
         raise typer.Exit()
 
 
-@app.callback()
-def _root(
-    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
-    version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
-    ),
-) -> None:
-    """worldkit command line."""
-    _state["debug"] = debug
+def _root_app() -> Any:
+    """The root typer app with no commands yet (built once per process)."""
+    if "app" not in _built:
+        import typer
+
+        app = typer.Typer(
+            name="worldkit",
+            help="Build organizational worlds, lay tasks on them, serve them to agents and grade the runs.",
+            no_args_is_help=True,
+            add_completion=False,
+            pretty_exceptions_enable=False,
+        )
+
+        @app.callback()
+        def _root(
+            debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
+            version: bool = typer.Option(
+                False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+            ),
+        ) -> None:
+            """worldkit command line."""
+            _state["debug"] = debug
+
+        _built["app"] = app
+    return _built["app"]
 
 
-for _name in _COMMAND_MODULES:
-    importlib.import_module(f"worldkit._cli.{_name}").register(app)
+def _register(modules: list[str] | tuple[str, ...]) -> Any:
+    """Register the given command modules (once each) on the root app, keeping the canonical order."""
+    app = _root_app()
+    for name in _COMMAND_MODULES:
+        if name in modules and name not in _registered:
+            importlib.import_module(f"worldkit._cli.{name}").register(app)
+            _registered.append(name)
+    rank = {name: n for n, name in enumerate(_COMMAND_NAMES)}
+    app.registered_commands.sort(key=lambda info: rank.get(info.name or "", len(rank)))
+    app.registered_groups.sort(key=lambda info: rank.get(info.name or "", len(rank)))
+    return app
+
+
+_COMMAND_NAMES = [
+    "materialize", "schema", "report", "serve", "verify", "freeze", "run", "regrade", "grade", "judge-batch", "world", "log", "infoorg",
+    "overlay", "campaign", "export",
+]  # fmt: skip
+"""The order `worldkit --help` lists the commands in (commands first, then groups, as registered)."""
+
+
+def _modules_for(argv: list[str]) -> tuple[str, ...] | list[str]:
+    """The command modules `argv` needs: those of its command, or all of them (help, unknown)."""
+    for arg in argv:
+        if arg in _ROOT_OPTIONS:
+            continue
+        return _COMMANDS.get(arg, _COMMAND_MODULES)
+    return _COMMAND_MODULES
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":  # the whole CLI, every command registered (tests walk it)
+        return _register(_COMMAND_MODULES)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI and return its exit code (used by `main` and by tests)."""
-    command = typer.main.get_command(app)
-    debug = "--debug" in (argv if argv is not None else sys.argv[1:])
+    args = list(argv if argv is not None else sys.argv[1:])
+    if [a for a in args[:2] if a != "--debug"][:1] == ["--version"]:
+        sys.stdout.write(f"worldkit {__version__}\n")  # eager, as the typer option: no command runs
+        return 0
+    import click
+    import typer
+
+    try:  # typer ≥ 0.2x vendors its own click exceptions beside the real click's
+        from typer._click.exceptions import ClickException as _TyperClickException
+    except ImportError:  # pragma: no cover - older typer
+        _TyperClickException = click.ClickException
+    click_errors = (click.ClickException, _TyperClickException)
+    command = typer.main.get_command(_register(_modules_for(args)))
+    debug = "--debug" in args
     try:
         result = command.main(args=argv, prog_name="worldkit", standalone_mode=False)
     except WorldkitError as error:
@@ -82,7 +158,7 @@ def run(argv: list[str] | None = None) -> int:
         return int(error.exit_code)
     except click.exceptions.Exit as done:
         return int(done.exit_code)
-    except _CLICK_ERRORS as error:
+    except click_errors as error:
         error.show()
         return int(ExitCode.USAGE)
     except click.exceptions.Abort:

@@ -7,7 +7,6 @@ from pathlib import Path
 import typer
 
 from worldkit._cli.output import echo_json
-from worldkit.materialize import materialize
 
 
 def materialize_command(
@@ -20,6 +19,8 @@ def materialize_command(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Materialize what a seat sees on a date into a digested projection."""
+    from worldkit.materialize import materialize
+
     result = materialize(world, rev, date, seat, out, force=force)
     summary = result.summary()
     if as_json:

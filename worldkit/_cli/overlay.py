@@ -8,7 +8,6 @@ import typer
 
 from worldkit._cli.output import echo_json
 from worldkit.errors import ExitCode
-from worldkit.overlay import apply_overlay, check_overlay, freeze_overlay, new_overlay, pin_overlay
 
 overlay_app = typer.Typer(help="Author task overlays and apply them to projections.", no_args_is_help=True)
 
@@ -24,6 +23,8 @@ def new(
     force: bool = typer.Option(False, "--force", help="Replace an existing file."),
 ) -> None:
     """Scaffold a valid overlay pinned to the projection's current fingerprint."""
+    from worldkit.overlay import new_overlay
+
     path = new_overlay(world, rev, date, seat, overlay_id, out, force=force)
     typer.echo(f"wrote {path}")
     typer.echo(f"next: fill in the TODOs, then `worldkit overlay check {path}`")
@@ -35,6 +36,8 @@ def check(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Report every problem of an overlay against its projection (exit 1 if any error)."""
+    from worldkit.overlay import check_overlay
+
     report = check_overlay(overlay)
     if as_json:
         echo_json(report.as_json())
@@ -58,6 +61,8 @@ def apply(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Write the candidate and verifier packages of an overlay."""
+    from worldkit.overlay import apply_overlay
+
     result = apply_overlay(overlay, out, condition, force=force, allow_stale=allow_stale)
     summary = result.summary()
     if as_json:
@@ -77,6 +82,8 @@ def freeze(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Check, then record the overlay and package digests in manifests/<world>/overlays/."""
+    from worldkit.overlay import freeze_overlay
+
     result = freeze_overlay(overlay, manifests)
     if as_json:
         echo_json({"path": str(result.path), **result.lock.model_dump(mode="json")})
@@ -91,6 +98,8 @@ def pin(
     overlays: list[str] = typer.Argument(..., help="Overlay YAML files to re-pin."),
 ) -> None:
     """Set pinned_fingerprint to the projection's current fingerprint (after reviewing the change)."""
+    from worldkit.overlay import pin_overlay
+
     for overlay in overlays:
         result = pin_overlay(overlay)
         state = f"{result.previous[:12]} → {result.fingerprint[:12]}" if result.changed else "unchanged"

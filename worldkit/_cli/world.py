@@ -5,8 +5,6 @@ from __future__ import annotations
 import typer
 
 from worldkit._cli.output import echo_json
-from worldkit.world import load_world
-from worldkit.world.summary import describe_world
 
 world_app = typer.Typer(help="Inspect and load world packages.", no_args_is_help=True)
 
@@ -18,6 +16,9 @@ def show(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Revisions with digests, seats, the history's date span and counts."""
+    from worldkit.world import load_world
+    from worldkit.world.summary import describe_world
+
     info = describe_world(load_world(world), rev)
     if as_json:
         echo_json(info)
@@ -41,6 +42,7 @@ def load(
 ) -> None:
     """Validate a world and store every revision with its digest."""
     from worldkit.store import Store
+    from worldkit.world import load_world
     from worldkit.world.loadstore import store_world
 
     package = load_world(world)
@@ -63,6 +65,7 @@ def stats(
     """People, seats, files per seat, records, messages, overlays and criteria at a date."""
     from worldkit.errors import UsageError
     from worldkit.materialize import parse_date
+    from worldkit.world import load_world
     from worldkit.world.stats import world_stats
 
     package = load_world(world)

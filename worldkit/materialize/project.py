@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from worldkit.access import Policy
 from worldkit.canon import canonical_json, pretty_json
 from worldkit.errors import UsageError
+from worldkit.materialize.memo import current_memo
 from worldkit.render import Renderer
 from worldkit.timeline import Snapshot, as_of
 from worldkit.tools import tool_bundle
@@ -73,13 +74,24 @@ class Projection:
         planned: list[PlannedFile] = []
         snap = self.snapshot
         render = self.renderer
+        memo = current_memo()
+        digest = self.state.digest if memo is not None else ""
+        iso = snap.date.isoformat()
+
+        def shared(path: str, surface: str, source: str, produce: Callable[[], bytes]) -> PlannedFile:
+            """A file rendered from the seat-independent snapshot: its bytes may come from the memo."""
+            if memo is None:
+                return PlannedFile(path, surface, source, produce)
+            key = (digest, iso, path, source)
+            return PlannedFile(path, surface, source, lambda: memo.bytes_for(key, produce))
+
         for doc_id in self.documents:
             doc = snap.documents[doc_id]
-            planned.append(PlannedFile(self.document_path(doc_id), "files", doc_id, lambda d=doc: render.document(d)))
+            planned.append(shared(self.document_path(doc_id), "files", doc_id, lambda d=doc: render.document(d)))
         for rec_id in self.records:
             view = snap.records[rec_id]
             planned.append(
-                PlannedFile(self.record_path(rec_id), "records", rec_id, lambda v=view: pretty_json(v.as_json([])).encode())
+                shared(self.record_path(rec_id), "records", rec_id, lambda v=view: pretty_json(v.as_json([])).encode())
             )
         if self.records:
             visible = set(self.records)
@@ -92,7 +104,7 @@ class Projection:
         for msg_id in self.messages:
             msg = snap.messages[msg_id]
             if msg.kind == "mail":
-                planned.append(PlannedFile(self.message_path(msg), "mail", msg_id, lambda m=msg: self._mail_bytes(m)))
+                planned.append(shared(self.message_path(msg), "mail", msg_id, lambda m=msg: self._mail_bytes(m)))
             else:
                 assert msg.channel is not None
                 chats.setdefault(msg.channel, [])
@@ -103,7 +115,7 @@ class Projection:
                 key=lambda m: (m.date, m.time, m.id),
             )
             planned.append(
-                PlannedFile(f"chat/{channel}.jsonl", "chat", channel, lambda ms=in_channel: self._chat_bytes(ms))
+                shared(f"chat/{channel}.jsonl", "chat", channel, lambda ms=in_channel: self._chat_bytes(ms))
             )
         planned.append(PlannedFile("tools.json", "tools", self.seat.id, lambda: pretty_json(self.bundle()).encode()))
         planned.append(PlannedFile("seat.json", "seat", self.seat.id, lambda: pretty_json(self.seat_card()).encode()))

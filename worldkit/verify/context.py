@@ -108,8 +108,11 @@ class VerifyContext:
         return built
 
     def fresh_build(self, rev: str, date: str, seat: str) -> Built:
-        """A new materialization every call (reproducibility checks); the caller discards it."""
-        return self.builder(self.package, rev, date, seat, self.work)
+        """A new materialization every call (reproducibility checks), rendered anew; the caller discards it."""
+        from worldkit.materialize.memo import fresh_renders
+
+        with fresh_renders():
+            return self.builder(self.package, rev, date, seat, self.work)
 
     # -- tasks --------------------------------------------------------------------------------
 

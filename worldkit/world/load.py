@@ -237,6 +237,12 @@ def _tree_signature(root: Path) -> tuple:
 
 @lru_cache(maxsize=8)
 def _load_cached(root: Path, _signature: tuple) -> WorldPackage:
+    from worldkit.world.cache import cached_package  # the cross-process cache (keyed by source digest)
+
+    return cached_package(root, _load_package)
+
+
+def _load_package(root: Path) -> WorldPackage:
     world_file = root / "world.yaml"
     raw = _read_yaml(world_file)
     if not isinstance(raw, dict):

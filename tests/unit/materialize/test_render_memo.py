@@ -1,0 +1,57 @@
+"""Rendered bytes of shared sources are reused across seats, never across revisions or dates,
+identical to a fresh rendering, and bounded in memory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.builders import WorldSpec
+from worldkit.materialize import materialize
+from worldkit.materialize.memo import RenderMemo, _MEMO, current_memo, fresh_renders
+from worldkit.world import load_world
+
+
+def _world(tmp_path: Path) -> Path:
+    return WorldSpec().write(tmp_path / "worlds" / "mini")
+
+
+def test_a_second_seat_reuses_the_shared_files_and_gets_the_same_bytes(tmp_path: Path) -> None:
+    package = load_world(_world(tmp_path))
+    _MEMO.clear()
+    first = materialize(package, "r1", "2025-07-01", "S1", tmp_path / "s1")
+    misses = _MEMO.misses
+    hits = _MEMO.hits
+    second = materialize(package, "r1", "2025-07-01", "S2", tmp_path / "s2")
+    assert _MEMO.hits > hits  # S2 sees the shared drive, the QMS and the list mail too
+    with fresh_renders():
+        assert current_memo() is None
+        before = (_MEMO.hits, _MEMO.misses)
+        again = materialize(package, "r1", "2025-07-01", "S2", tmp_path / "s2-fresh")
+        assert (_MEMO.hits, _MEMO.misses) == before
+    assert again.manifest == second.manifest
+    assert first.manifest.files != second.manifest.files
+    assert misses > 0
+
+
+def test_revisions_and_dates_never_share_bytes(tmp_path: Path) -> None:
+    package = load_world(_world(tmp_path))
+    _MEMO.clear()
+    r1 = materialize(package, "r1", "2025-07-01", "S1", tmp_path / "r1")
+    r2 = materialize(package, "r2", "2025-07-01", "S1", tmp_path / "r2")
+    sop = "files/Shared/SOPs/SOP-001.md"
+    assert (r1.out / sop).read_text() == "SOP v1\n"
+    assert (r2.out / sop).read_text() == "SOP v1 (corrected)\n"
+    early = materialize(package, "r2", "2025-03-02", "S1", tmp_path / "early")
+    with fresh_renders():
+        fresh = materialize(package, "r2", "2025-03-02", "S1", tmp_path / "early-fresh")
+    assert early.manifest == fresh.manifest
+
+
+def test_the_memo_is_bounded_by_bytes() -> None:
+    memo = RenderMemo(budget=800)
+    for n in range(50):
+        memo.bytes_for(("d", "2025-01-01", f"p{n}", f"s{n}"), lambda: b"x" * 100)
+    assert memo.size <= 800 and len(memo) == 8
+    assert memo.bytes_for(("d", "2025-01-01", "p49", "s49"), lambda: b"never") == b"x" * 100
+    assert memo.bytes_for(("d", "2025-01-01", "big", "big"), lambda: b"y" * 500) == b"y" * 500
+    assert ("d", "2025-01-01", "big", "big") not in memo._items  # larger than budget/8: not kept

@@ -1,0 +1,176 @@
+"""The cross-process world cache: keyed by every source file, verified on read, rebuilt when broken."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.builders import WorldSpec
+from worldkit.world import cache as world_cache
+from worldkit.world.cache import entry_path, read_entry, source_key
+from worldkit.world.load import load_world
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture()
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("WORLDKIT_CACHE", str(folder))
+    return folder
+
+
+def _world(tmp_path: Path) -> Path:
+    """The builder world with a generator (which adds one document) and data in several files."""
+    spec = WorldSpec()
+    spec.world["generator"] = {"module": "generator.py", "seed": 7}
+    root = spec.write(tmp_path / "worlds" / "mini", split=True)
+    (root / "generator.py").write_text(
+        "def generate(world, rng):\n"
+        "    return {'documents': [{'id': 'D-GEN', 'path': 'Gen/gen.md', 'system': 'drive',\n"
+        "                           'text': 'generated %d\\n' % rng.randint(0, 9), 'visible_from': '2025-01-01'}]}\n"
+    )
+    return root
+
+
+def _fresh_load(root: Path):
+    from worldkit.world.load import _load_cached
+
+    _load_cached.cache_clear()  # the in-process memo would hide the disk cache
+    return load_world(root)
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        "world.yaml",
+        "data/people.yaml",
+        "templates/note.md.j2",
+        "generator.py",
+        "new-file",
+    ],
+)
+def test_editing_any_source_file_changes_the_key(tmp_path: Path, edit: str) -> None:
+    root = _world(tmp_path)
+    before = source_key(root)
+    assert source_key(root) == before  # stable
+    target = root / edit
+    if target.exists():
+        target.write_bytes(target.read_bytes() + b"\n# edited\n")
+    else:
+        target.write_text("x")
+    assert source_key(root) != before
+
+
+def test_the_loader_code_and_the_folder_are_part_of_the_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _world(tmp_path)
+    before = source_key(root)
+    monkeypatch.setitem(world_cache._CODE, "code", "another loader")
+    assert source_key(root) != before
+    monkeypatch.undo()
+    copy = tmp_path / "elsewhere"
+    import shutil
+
+    shutil.copytree(root, copy)
+    assert source_key(copy) != before
+
+
+def test_bytecode_caches_do_not_change_the_key(tmp_path: Path) -> None:
+    root = _world(tmp_path)
+    before = source_key(root)
+    (root / "__pycache__").mkdir()
+    (root / "__pycache__" / "generator.cpython-311.pyc").write_bytes(b"\0\1")
+    assert source_key(root) == before
+
+
+def test_second_load_comes_from_the_cache_and_equals_a_clean_load(tmp_path: Path, cache: Path) -> None:
+    root = _world(tmp_path)
+    first = _fresh_load(root)
+    entry = entry_path(source_key(root), cache)
+    assert entry is not None and entry.is_file()
+    second = _fresh_load(root)
+    assert second is not first
+    assert [second.revision(n).digest for n in second.revision_names] == [
+        first.revision(n).digest for n in first.revision_names
+    ]
+    assert second.revision("r2").canonical() == first.revision("r2").canonical()
+
+
+def test_an_edit_is_seen_by_the_next_load(tmp_path: Path, cache: Path) -> None:
+    root = _world(tmp_path)
+    before = _fresh_load(root).revision("r1").digest
+    note = root / "templates" / "note.md.j2"
+    note.write_text(note.read_text() + "edited\n")
+    after = _fresh_load(root)
+    assert after.revision("r1").digest != before
+    assert "edited" in after.templates["note.md.j2"]
+    generator = root / "generator.py"
+    generator.write_text(generator.read_text().replace("generated", "made"))
+    assert _fresh_load(root).revision("r1").documents["D-GEN"].text.startswith("made")
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "other-key", "garbage"])
+def test_a_damaged_entry_is_ignored_and_rebuilt(tmp_path: Path, cache: Path, damage: str) -> None:
+    root = _world(tmp_path)
+    digest = _fresh_load(root).revision("r2").digest
+    key = source_key(root)
+    entry = entry_path(key, cache)
+    assert entry is not None
+    blob = entry.read_bytes()
+    if damage == "truncate":
+        entry.write_bytes(blob[: len(blob) // 2])
+    elif damage == "flip":
+        entry.write_bytes(blob[:-10] + bytes([blob[-10] ^ 0xFF]) + blob[-9:])
+    elif damage == "other-key":
+        entry.write_bytes(blob.replace(key.encode(), b"0" * len(key), 1))
+    else:
+        entry.write_bytes(b"not a cache entry")
+    assert read_entry(key, cache) is None
+    assert _fresh_load(root).revision("r2").digest == digest
+    assert read_entry(key, cache) is not None  # rewritten whole
+
+
+def test_off_disables_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WORLDKIT_CACHE", "off")
+    monkeypatch.chdir(tmp_path)
+    _fresh_load(_world(tmp_path))
+    assert not (tmp_path / ".worldkit").exists()
+
+
+def test_invalid_worlds_are_never_cached(tmp_path: Path, cache: Path) -> None:
+    from worldkit.errors import InvalidWorld
+
+    root = _world(tmp_path)
+    (root / "generator.py").write_text("def generate(world, rng):\n    raise ValueError('boom')\n")
+    for _ in range(2):
+        with pytest.raises(InvalidWorld):
+            _fresh_load(root)
+    assert not list(cache.rglob("*.pickle"))
+
+
+def test_old_entries_are_pruned(tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(world_cache, "KEEP", 2)
+    monkeypatch.setattr(world_cache.prune, "__defaults__", (2,))
+    for n in range(4):
+        _fresh_load(_world(tmp_path / str(n)))
+    assert len(list((cache / "worlds").glob("*.pickle"))) == 2
+
+
+def test_processes_share_one_entry(tmp_path: Path, cache: Path) -> None:
+    """Several processes loading at once all get the same digests; one whole entry remains."""
+    root = _world(tmp_path)
+    code = "import sys; from worldkit.world import load_world; print(load_world(sys.argv[1]).revision('r2').digest)"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "WORLDKIT_CACHE": str(cache)}
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, str(root)], stdout=subprocess.PIPE, text=True, env=env)
+        for _ in range(3)
+    ]
+    digests = {p.communicate(timeout=120)[0].strip() for p in procs}
+    assert all(p.returncode == 0 for p in procs)
+    assert digests == {_fresh_load(root).revision("r2").digest}
+    assert len(list((cache / "worlds").glob("*.pickle"))) == 1
+    assert not list((cache / "worlds").glob("*.tmp"))

@@ -1,0 +1,78 @@
+"""Rendered bytes of shared sources, reused across the seats, conditions and rebuilds of one process.
+
+A document, record, mail or chat log is rendered from the seat-independent snapshot of one
+revision on one date, so its bytes are a function of (revision digest, date, path, source) alone:
+the digest covers every entity and every template, and the renderer is the code running in this
+process. Six seats of PharmaCo on one date share most of their files; overlays staged for a verify
+run, or the oracle and noop runs of one task, materialize the same projection again. The memo
+renders each such file once.
+
+Bounded by bytes (least recently used out first), so memory does not grow with the size of the
+world; `fresh_renders()` turns it off for a block — the reproducibility checks use it so that each
+repeat really renders again.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+Key = tuple[str, str, str, str]
+"""(revision digest, date, path, source)."""
+
+BUDGET = 96 * 1024 * 1024
+"""Bytes of rendered content kept at most."""
+
+
+class RenderMemo:
+    """An LRU map from `Key` to rendered bytes, bounded by the total size of the values."""
+
+    def __init__(self, budget: int = BUDGET) -> None:
+        self.budget = budget
+        self.size = 0
+        self.hits = 0
+        self.misses = 0
+        self._items: OrderedDict[Key, bytes] = OrderedDict()
+
+    def bytes_for(self, key: Key, produce: Callable[[], bytes]) -> bytes:
+        found = self._items.get(key)
+        if found is not None:
+            self._items.move_to_end(key)
+            self.hits += 1
+            return found
+        self.misses += 1
+        data = produce()
+        if len(data) <= self.budget // 8:
+            self._items[key] = data
+            self.size += len(data)
+            while self.size > self.budget:
+                _, old = self._items.popitem(last=False)
+                self.size -= len(old)
+        return data
+
+    def clear(self) -> None:
+        self._items.clear()
+        self.size = 0
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+_MEMO = RenderMemo()
+_DISABLED = [0]
+
+
+def current_memo() -> RenderMemo | None:
+    """The process's memo, or None inside `fresh_renders()`."""
+    return None if _DISABLED[0] else _MEMO
+
+
+@contextmanager
+def fresh_renders() -> Iterator[None]:
+    """Within the block, every planned file is rendered anew (nothing read from or added to the memo)."""
+    _DISABLED[0] += 1
+    try:
+        yield
+    finally:
+        _DISABLED[0] -= 1

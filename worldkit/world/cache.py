@@ -1,0 +1,175 @@
+"""A content-addressed, cross-process cache of loaded and validated world packages.
+
+Loading PharmaCo (YAML, the generator, validation of every revision, the revision digests) costs
+seconds; every command, test and verify worker used to pay it again. The cache keeps the loaded
+`WorldPackage` (with every revision resolved and digested) under `.worldkit/cache/worlds/`, keyed by
+`source_key`: a SHA-256 over the world folder's path and every file in it (world.yaml, data,
+templates, the generator and its helpers), the worldkit code that turns those files into a state,
+and the Python and worldkit versions. Edit any of them and the key changes, so a stale entry is
+never found.
+
+An entry is trusted only when its header names exactly the key asked for and the SHA-256 of its
+payload matches; anything else (a truncated, corrupted or foreign file) is ignored, and the world is
+loaded from source and the entry rewritten. Entries are written to a temp file in the same folder
+and renamed into place, so concurrent processes (pytest-xdist workers, verify workers) only ever see
+whole entries. `$WORLDKIT_CACHE` moves the cache (`off` disables it); nothing in it is needed for
+correctness: deleting `.worldkit/cache` only costs time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import platform
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from worldkit import __version__
+
+if TYPE_CHECKING:
+    from worldkit.world.load import WorldPackage
+
+FORMAT = b"worldkit-world-cache 1"
+"""First line of every entry; bump it when the entry layout changes."""
+
+_OFF = {"off", "0", "no", "false", "none"}
+KEEP = 32
+"""Entries kept per cache folder: the least recently used beyond this are deleted after a write."""
+_CODE_PACKAGES = ("world", "timeline")
+"""worldkit sub-packages whose source decides what a loaded (and validated) state is."""
+
+
+def cache_root() -> Path | None:
+    """Where entries live: $WORLDKIT_CACHE, else `.worldkit/cache` in the current folder; None when off."""
+    configured = os.environ.get("WORLDKIT_CACHE")
+    if configured is not None:
+        if configured.strip().lower() in _OFF or not configured.strip():
+            return None
+        return Path(configured)
+    return Path.cwd() / ".worldkit" / "cache"
+
+
+def _code_digest() -> str:
+    """One digest of the loader's own source (models, loading, validation, state, timeline)."""
+    digest = hashlib.sha256()
+    base = Path(__file__).resolve().parents[1]
+    for package in _CODE_PACKAGES:
+        for path in sorted((base / package).rglob("*.py")):
+            digest.update(path.relative_to(base).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    for name in ("canon.py", "errors.py"):
+        path = base / name
+        if path.is_file():
+            digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+_CODE: dict[str, str] = {}
+
+
+def source_files(root: Path) -> list[Path]:
+    """Every file of the world folder that can change what loads (bytecode caches excepted)."""
+    return sorted(
+        p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".pyo")
+    )
+
+
+def source_key(root: Path) -> str:
+    """The cache key of the world at `root`: changes whenever any input of loading changes."""
+    if "code" not in _CODE:
+        _CODE["code"] = _code_digest()
+    root = Path(root).resolve()
+    digest = hashlib.sha256()
+    for part in (FORMAT.decode(), __version__, platform.python_version(), pickle.format_version, _CODE["code"], str(root)):
+        digest.update(str(part).encode("utf-8") + b"\0")
+    for path in source_files(root):
+        rel = path.relative_to(root).as_posix().encode("utf-8")
+        body = path.read_bytes()
+        digest.update(len(rel).to_bytes(8, "big") + rel + len(body).to_bytes(8, "big") + body)
+    return digest.hexdigest()
+
+
+def entry_path(key: str, folder: Path | None = None) -> Path | None:
+    folder = folder if folder is not None else cache_root()
+    return None if folder is None else folder / "worlds" / f"{key}.pickle"
+
+
+def read_entry(key: str, folder: Path | None = None) -> Any | None:
+    """The object stored under `key`, or None if there is none or it is not exactly what was written."""
+    path = entry_path(key, folder)
+    if path is None:
+        return None
+    try:
+        blob = path.read_bytes()
+    except OSError:
+        return None
+    header, sep, payload = blob.partition(b"\n")
+    fields = header.split(b" ")
+    if not sep or len(fields) != 4 or b" ".join(fields[:2]) != FORMAT:
+        return None
+    if fields[2].decode("ascii", "replace") != key or fields[3] != hashlib.sha256(payload).hexdigest().encode():
+        return None
+    try:
+        return pickle.loads(payload)
+    except Exception:  # noqa: BLE001 - any unreadable entry is ignored and rebuilt
+        return None
+
+
+def write_entry(key: str, value: Any, folder: Path | None = None) -> Path | None:
+    """Store `value` under `key` atomically (temp file + rename); failures to write are ignored."""
+    path = entry_path(key, folder)
+    if path is None:
+        return None
+    payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    header = FORMAT + b" " + key.encode("ascii") + b" " + hashlib.sha256(payload).hexdigest().encode() + b"\n"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}-", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(header)
+                handle.write(payload)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        prune(path.parent)
+    except OSError:
+        return None  # a read-only or full disk only costs time
+    return path
+
+
+def prune(folder: Path, keep: int = KEEP) -> None:
+    """Delete all but the `keep` most recently used entries (a hit refreshes an entry's mtime)."""
+    entries = []
+    for path in folder.glob("*.pickle"):
+        try:
+            entries.append((path.stat().st_mtime_ns, path))
+        except OSError:
+            continue  # removed by another process meanwhile
+    for _, path in sorted(entries, reverse=True)[keep:]:
+        path.unlink(missing_ok=True)
+
+
+def cached_package(root: Path, load: Callable[[Path], WorldPackage]) -> WorldPackage:
+    """`load(root)`, or the entry a previous load of the very same sources stored."""
+    from worldkit.world.load import WorldPackage
+
+    folder = cache_root()
+    if folder is None:
+        return load(root)
+    key = source_key(root)
+    found = read_entry(key, folder)
+    if isinstance(found, WorldPackage) and found.root == Path(root):
+        try:
+            os.utime(entry_path(key, folder))  # type: ignore[arg-type]
+        except OSError:
+            pass
+        return found
+    package = load(root)
+    for name in package.revision_names:
+        package.revision(name).digest  # noqa: B018 - resolve and digest every revision before storing
+    write_entry(key, package, folder)
+    return package

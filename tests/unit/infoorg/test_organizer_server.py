@@ -157,3 +157,43 @@ def test_the_stdio_entry_point_serves_the_sdk_client(ws: Path) -> None:
     assert not moved.is_error
     entries = listing.structured_content["entries"]
     assert entries == [{"id": "F005", "path": ["x"], "format": "text"}]
+
+
+FIGURE_11 = (
+    "You are operating the supplied bounded record workspace through five tools. Follow the "
+    "user's organization task and actually move the records. list_files exposes original IDs, "
+    "formats, current locations and public anchor metadata. read_file supports full-text "
+    "pagination; search_files searches record bodies; move_files moves selected IDs and creates "
+    "valid folders; check_inventory reports only integrity and placement state. Issue at most "
+    "200 tool calls in one response. Do not use external files or networks. The independently "
+    "captured final workspace is authoritative. End with the requested JSON declaration, but do "
+    "not substitute a proposed layout for actual moves. No hidden reference, score or "
+    "grouping-quality feedback is available."
+)
+"""Figure 11 of the paper, typed out here so the template cannot drift from it."""
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_initialize_instructions_are_figure_11_then_the_request(ws: Path, mode: str) -> None:
+    request = "You are organizing a collection of text records into a folder hierarchy.\n"
+
+    async def calls(client):
+        return client.instructions
+
+    assert session(build_organizer_server(ws), mode, calls) == FIGURE_11
+    with_request = session(build_organizer_server(ws, request=request), mode, calls)
+    assert with_request == FIGURE_11 + "\n\n" + request.strip()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_check_inventory_lists_the_actual_assignments(ws: Path, mode: str) -> None:
+    async def calls(client):
+        await client.call_tool("move_files", {"ids": ["F002"], "destination": ["budget", "q1"]})
+        return (await client.call_tool("check_inventory", {})).structured_content
+
+    inventory = session(build_organizer_server(ws), mode, calls)
+    assert inventory["assignments"][:2] == [
+        {"id": "F001", "path": ["inbox", "F001.txt"]},
+        {"id": "F002", "path": ["budget", "q1", "F002.txt"]},
+    ]
+    assert not {"score", "quality", "correct"} & set(inventory)

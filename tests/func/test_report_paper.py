@@ -43,16 +43,19 @@ def line(text: str, label: str) -> list[str]:
 
 def test_headline_estimates(printed) -> None:
     text, _ = printed
-    assert line(text, "Criterion pass (GEE-standardized)") == [
-        "Criterion pass (GEE-standardized)", "68.0%", "76.7%", "+8.7 pp", "[1.0, 15.6]",
-        "gee, 1995/2000 valid"]
+    passed = line(text, "Criterion pass (GEE-standardized)")
+    assert passed[:5] == ["Criterion pass (GEE-standardized)", "68.0%", "76.7%", "+8.7 pp",
+                          "[1.0, 15.6]"]
+    assert passed[5].startswith("gee, 1995/2000 valid, ")  # five refits fail, as published
+    assert "refits diverged until a standardized probability reached 0 or 1" in text
     access = line(text, "Evidence access (GEE-standardized, observable)")
     assert access[:4] == ["Evidence access (GEE-standardized, observable)", "72.8%", "90.4%",
                           "+17.6 pp"]
     # Published [10.3, 24.3] (0.10302, 1,989 valid). About twenty refits diverge (saturated
     # probabilities, or NaN) and where they land depends on the platform's floating point: the
     # artifact's own code with its own pins gives 0.10230 (1,988 valid) on this machine.
-    assert access[4] in ("[10.3, 24.3]", "[10.2, 24.3]")
+    # With numpy's SIMD paths switched off (NPY_DISABLE_CPU_FEATURES=X86_V3) it is 0.10401.
+    assert access[4] in ("[10.2, 24.3]", "[10.3, 24.3]", "[10.4, 24.3]")
     assert line(text, "Pass given access (raw, descriptive)")[1:5] == [
         "84.2%", "82.7%", "-1.5 pp", "[-6.3, 2.7]"]
 

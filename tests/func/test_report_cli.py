@@ -47,7 +47,8 @@ def report(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, st
 
 
 def test_ledger_report_prints_table_e1(capsys, shared_data: Path) -> None:
-    code, out, err = report(capsys, "--ledgers", str(shared_data / "workworld"))
+    code, out, err = report(capsys, "--ledgers", str(shared_data / "workworld"),
+                            "--no-estimates")
     assert (code, err) == (0, "")
     assert out.startswith(TABLE_E1)
     for title in ("Raw outcomes by curated packet", "By task", "By agent"):
@@ -61,9 +62,22 @@ def test_ledger_report_prints_table_e1(capsys, shared_data: Path) -> None:
 
 
 def test_ledger_report_as_json(capsys, shared_data: Path) -> None:
-    code, out, _ = report(capsys, "--ledgers", str(shared_data / "workworld"), "--json")
+    code, out, _ = report(capsys, "--ledgers", str(shared_data / "workworld"), "--json",
+                          "--replicates", "20", "--workers", "1")
     assert code == 0
     data = json.loads(out)
+    assert data["schema_version"] == 2
+    [analysis] = data["analyses"]
+    assert (analysis["source"], analysis["replicates"], analysis["seed"]) == (
+        "workworld", 20, 20270908)
+    assert round(100 * analysis["passed"]["contrast"]["difference"], 1) == 8.7
+    assert analysis["passed"]["contrast"]["interval"]["replicates"] == 20
+    assert data["packets"]["workworld"]["pairs_differing"] == 5
+    [provenance] = data["provenance"]
+    assert provenance["kind"] == "ledgers" and len(provenance["run_ids"]) == 192
+    assert provenance["files"]["criterion_results.csv"] == (
+        "af6e6648d24cbb0d46d91664dbcbe32fbdb782510db9214a52243693bae4bfcc")
+    assert provenance["judges"] == ["claude-opus-5"]
     full, curated = data["overall"]["full"], data["overall"]["curated"]
     assert (full["passed"], full["graded"], full["accessed"], full["observable"]) == (
         589, 864, 614, 842)
@@ -76,12 +90,12 @@ def test_ledger_report_as_json(capsys, shared_data: Path) -> None:
 def test_html_report(capsys, shared_data: Path, tmp_path: Path) -> None:
     out_file = tmp_path / "report.html"
     code, out, err = report(capsys, "--ledgers", str(shared_data / "workworld"),
-                            "--html", str(out_file))
+                            "--html", str(out_file), "--replicates", "0")
     assert code == 0
     assert err == f"wrote {out_file}\n"
     assert out.startswith(TABLE_E1)
     page = out_file.read_text(encoding="utf-8")
-    assert "<table>" in page and "<svg" in page and "<script" not in page
+    assert "<table>" in page and page.count("<svg") == 6 and "<script" not in page
     assert "<td>Accessed / observable</td><td>614/842 (72.9%)</td><td>767/848 (90.4%)</td>" in page
 
 
@@ -107,6 +121,13 @@ def test_runs_directories(capsys, tmp_path: Path) -> None:
     assert data["overall"]["full"]["passed"] == 1 and data["overall"]["full"]["ungraded"] == 1
     assert data["overall"]["curated"]["not_accessed_fail"] == 1
     assert list(data["by_packet"]) == ["curated (qa)", "full"]
+    # One task: the estimates say why they are missing instead of printing a number.
+    [analysis] = data["analyses"]
+    assert analysis["passed"] is None
+    assert analysis["reason"].startswith("too few task clusters: 1 task(s) ran under both")
+    code, out, _ = report(capsys, str(tmp_path / "runs"))
+    assert "Estimates (runs): not computed — too few task clusters: 1 task(s)" in out
+    assert "Note: task pharma-T1: the records do not name the overlay file" in out
 
 
 def test_bad_record_is_a_one_line_error(capsys, tmp_path: Path) -> None:
@@ -135,5 +156,6 @@ def test_help(capsys) -> None:
     code, out, _ = report(capsys, "--help")
     assert code == 0
     assert "Usage: worldkit report [OPTIONS] [RUNS_DIR]..." in out
-    for option in ("--ledgers", "--json", "--html"):
+    for option in ("--ledgers", "--json", "--html", "--replicates", "--seed", "--workers",
+                   "--no-estimates"):
         assert option in out

@@ -65,7 +65,8 @@ def serve_command(
         # The log is written before each call returns, so no move reaches the agent unlogged.
         with open_run(opened, run, overlay.seat) as log:
             server = build_organizer_server(
-                workspace, event_log=log, inventory=inbox_inventory(packet)
+                workspace, event_log=log, inventory=inbox_inventory(packet),
+                request=overlay.request,
             )
             typer.echo(
                 f"serving packet {overlay.id} as seat {overlay.seat} ({overlay.world} {overlay.rev} "
@@ -83,29 +84,56 @@ def serve_command(
 
 @infoorg_app.command("run")
 def run_command(
-    packet: Path = typer.Option(..., "--packet", metavar="DIR", help="Packet directory."),
+    packet: list[Path] = typer.Option(
+        ..., "--packet", metavar="DIR",
+        help="Packet directory; repeat it (or give a folder of packets) to run a family and print Tables 3 and 13.",
+    ),
     agent: str = typer.Option(
         ..., "--agent",
-        help="noop, baseline:flat, baseline:fixed, baseline:silhouette or baseline:random[:SEED].",
+        help="Any registered agent: noop, openai:MODEL (the ReAct-FC harness), baseline:flat, "
+        "baseline:fixed, baseline:silhouette, baseline:random[:SEED], or a plug-in's.",
     ),
     out: Path = typer.Option(
         Path("runs"), "--out", metavar="DIR", help="Folder that receives the run's folder."
     ),
     store: str | None = typer.Option(None, "--store", help=STORE_HELP),
-    run_id: str | None = typer.Option(None, "--run-id", help="Run id (default: a new one)."),
+    run_id: str | None = typer.Option(None, "--run-id", help="Run id (default: a new one; one packet only)."),
+    base_url: str | None = typer.Option(None, "--base-url", help="openai: OpenAI-compatible endpoint."),
+    max_steps: int | None = typer.Option(None, "--max-steps", help="openai: turn limit (the paper sets none)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object (0–1 scale)."),
 ) -> None:
     """Run an agent on a packet through the organizer tools, then score the tree it left.
 
-    The run folder holds the workspace and result.json; the calls are in the event log.
+    The run folder holds the workspace and result.json; the calls are in the event log. With
+    several packets, the family means are printed in the paper's Table 3 and Table 13 layouts.
     """
-    from worldkit.infoorg.baselines import packet_agent
+    from worldkit.errors import UsageError
     from worldkit.infoorg.overlays import load_overlay, run_packet
+    from worldkit.run.agents import make_agent
     from worldkit.store import Store
 
-    chosen = packet_agent(agent, load_overlay(packet).id)
+    packets = _expand_packets(packet)
+    if run_id and len(packets) > 1:
+        raise UsageError("--run-id names one run; drop it when running several packets")
+    options = {"base_url": base_url, "max_steps": max_steps, "benchmark": "infoorg"}
+    overlays = [load_overlay(p) for p in packets]
+    results = []
     with Store.open(store) as opened:
-        result = run_packet(packet, chosen, opened, out=out, run_id=run_id)
+        for path, overlay in zip(packets, overlays):
+            chosen = make_agent(agent, {**options, "task": overlay.id})
+            results.append(run_packet(path, chosen, opened, out=out, run_id=run_id))
+    if len(results) > 1:
+        from worldkit.run.infoorg_report import render_tables, table3, table13
+
+        if as_json:
+            echo_json({"runs": [r.model_dump(mode="json") for r in results],
+                       "table3": table3(results), "table13": table13(results)})  # fmt: skip
+        else:
+            for result in results:
+                typer.echo(f"run {result.run_id}: S {_pct(result.score.S if result.score.valid else 0.0)}")
+            typer.echo(render_tables(results))
+        return
+    result = results[0]
     if as_json:
         echo_json(result.model_dump(mode="json"))
         return
@@ -116,6 +144,19 @@ def run_command(
     typer.echo(f"F1_bal {_pct(score.f1_bal)}  E {_pct(score.E)}  triplet F1 {_pct(score.triplet_f1)}")
     typer.echo(f"events {result.events}  replay {'matches' if result.replay_matches else 'DIFFERS'}")
     typer.echo(f"run folder: {result.run_dir}")
+
+
+def _expand_packets(paths: list[Path]) -> list[Path]:
+    """Packet directories, a folder of packets expanded (sorted)."""
+    found: list[Path] = []
+    for path in paths:
+        if not (path / "overlay.json").exists() and path.is_dir():
+            inner = sorted(p for p in path.iterdir() if (p / "overlay.json").is_file())
+            if inner:
+                found.extend(inner)
+                continue
+        found.append(path)
+    return found
 
 
 def register(app: typer.Typer) -> None:  # noqa: ARG001 - commands live on the infoorg group

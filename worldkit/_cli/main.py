@@ -31,6 +31,9 @@ _COMMAND_MODULES = [
     "overlay",
     "verify",
     "run",
+    "grade",
+    "campaign",
+    "export",
 ]
 
 _COMMANDS: dict[str, tuple[str, ...]] = {
@@ -46,6 +49,10 @@ _COMMANDS: dict[str, tuple[str, ...]] = {
     "freeze": ("verify",),
     "run": ("run",),
     "regrade": ("run",),
+    "grade": ("grade",),
+    "judge-batch": ("grade",),
+    "campaign": ("campaign",),
+    "export": ("export",),
 }
 """Top-level command name → the command modules that define it (and its sub-commands)."""
 
@@ -105,8 +112,8 @@ def _register(modules: list[str] | tuple[str, ...]) -> Any:
 
 
 _COMMAND_NAMES = [
-    "materialize", "schema", "report", "serve", "verify", "freeze", "run", "regrade", "world", "log", "infoorg",
-    "overlay",
+    "materialize", "schema", "report", "serve", "verify", "freeze", "run", "regrade", "grade", "judge-batch", "world", "log", "infoorg",
+    "overlay", "campaign", "export",
 ]  # fmt: skip
 """The order `worldkit --help` lists the commands in (commands first, then groups, as registered)."""
 

@@ -1,4 +1,5 @@
-"""`worldkit report`: the paper's tables from execution records and/or a WorkWorlds ledger."""
+"""`worldkit report`: the paper's tables and estimates from execution records and/or a
+WorkWorlds ledger."""
 
 from __future__ import annotations
 
@@ -8,6 +9,11 @@ import typer
 
 from worldkit.canon import pretty_json
 from worldkit.errors import UsageError
+
+REPLICATES = 2_000
+"""`worldkit.run.analysis.DEFAULT_REPLICATES`, repeated so `--help` does not import numpy."""
+SEED = 20_270_908
+"""`worldkit.run.analysis.DEFAULT_SEED` (the public WorkWorlds artifact's seed)."""
 
 
 def register(app: typer.Typer) -> None:
@@ -25,14 +31,30 @@ def register(app: typer.Typer) -> None:
         ),
         as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
         html: Path | None = typer.Option(
-            None, "--html", metavar="OUT", help="Also write an HTML report with SVG charts."
+            None, "--html", metavar="OUT",
+            help="Also write a self-contained HTML report with the paper's figure panels.",
+        ),
+        estimates: bool = typer.Option(
+            True, "--estimates/--no-estimates",
+            help="Compute the GEE estimates, bootstrap intervals and sensitivity analyses.",
+        ),
+        replicates: int = typer.Option(
+            REPLICATES, "--replicates", min=0,
+            help="Task-cluster bootstrap replicates (0: point estimates only).",
+        ),
+        seed: int = typer.Option(SEED, "--seed", help="Bootstrap seed (numpy default_rng)."),
+        workers: int | None = typer.Option(
+            None, "--workers", min=1, help="Processes for the GEE bootstrap [default: one per CPU]."
         ),
     ) -> None:
         """Pass, access, pass given access, joint counts and search burden, by condition,
-        curated packet, task and agent."""
-        from worldkit.run.report import load_report, render_html, render_text, report_json
+        curated packet, task and agent; the GEE-standardized estimates with task-cluster
+        bootstrap intervals, sensitivity analyses and curated-packet characteristics."""
+        from worldkit.run.report import load_report, render_text, report_json
+        from worldkit.run.report_html import render_html
 
-        result = load_report(runs or [], ledgers)
+        result = load_report(runs or [], ledgers, analysis=estimates, replicates=replicates,
+                             seed=seed, workers=workers)
         if html is not None:
             try:
                 html.write_text(render_html(result), encoding="utf-8")

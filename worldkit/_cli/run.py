@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from worldkit._cli.grade import JUDGE_HELP, build_judge, print_summary
 from worldkit._cli.output import echo_json
 
 
@@ -15,47 +16,53 @@ def run_command(
     condition: str = typer.Option("full", "--condition", help="full or curated:NAME."),
     out: Path = typer.Option(Path("runs"), "--out", help="Folder that receives the run's folder."),
     store: str = typer.Option(None, "--store", help="Store URL for the event log."),
-    judge: str = typer.Option("none", "--judge", help="Judge for semantic criteria: openai or none."),
-    base_url: str = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (agent and judge)."),
-    model: str = typer.Option(None, "--model", help="Model name at the endpoint."),
+    judge: str = typer.Option("none", "--judge", help=JUDGE_HELP),
+    judge_base_url: str = typer.Option(None, "--judge-base-url", help="The judge's own OpenAI-compatible endpoint (default $WORLDKIT_JUDGE_BASE_URL)."),
+    judge_model: str = typer.Option(None, "--judge-model", help="The judge's model (default $WORLDKIT_JUDGE_MODEL)."),
+    judge_retries: int = typer.Option(None, "--judge-retries", help="Retries of a failing judge request (default 3)."),
+    judge_backoff: float = typer.Option(None, "--judge-backoff", help="Seconds before the first judge retry, doubled each time (default 1)."),
+    base_url: str = typer.Option(None, "--base-url", help="The agent's OpenAI-compatible endpoint (default $WORLDKIT_OPENAI_BASE_URL)."),
+    model: str = typer.Option(None, "--model", help="The agent's model (default $WORLDKIT_OPENAI_MODEL)."),
     max_steps: int = typer.Option(40, "--max-steps", help="Step budget of the openai agent."),
     max_tokens: int = typer.Option(200_000, "--max-tokens", help="Token budget of the openai agent."),
+    retries: int = typer.Option(2, "--retries", help="Retries of a failing request to the agent's endpoint."),
+    backoff: float = typer.Option(1.0, "--backoff", help="Seconds before the agent endpoint's first retry, doubled each time."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Stage a task, run an agent through the seat's tools, grade it and write an execution record."""
-    from worldkit.run.judge import make_judge
     from worldkit.run.runner import run_task
 
-    options = {"base_url": base_url, "model": model, "max_steps": max_steps, "max_tokens": max_tokens}
+    options = {"base_url": base_url, "model": model, "max_steps": max_steps, "max_tokens": max_tokens,
+               "max_retries": retries, "backoff_s": backoff}  # fmt: skip
+    judging = build_judge(judge, judge_base_url, judge_model, judge_retries, judge_backoff)
     result = run_task(
         overlay, agent, condition=condition, runs_dir=out, store_url=store,
-        agent_options=options, judge=make_judge(judge, options),
+        agent_options=options, judge=judging,
     )  # fmt: skip
-    summary = result.summary()
-    if as_json:
-        echo_json(summary)
-        return
-    typer.echo(f"run {summary['run_id']}: {summary['task']} · {summary['agent']} · {summary['condition']}")
-    for cid, verdict in summary["criteria"].items():
-        typer.echo(f"  {cid:<12} {verdict:<9} {summary['access'][cid]}")
-    typer.echo(f"deterministic: {summary['deterministic_passed']}/{summary['deterministic_total']} passed")
-    typer.echo(f"record: {summary['record']}")
+    print_summary(result.summary(), as_json)
 
 
 def regrade_command(
     run_dir: Path = typer.Argument(..., help="A run folder holding execution-record.json."),
+    judge: str = typer.Option("none", "--judge", help=JUDGE_HELP + " Without one, the recorded semantic verdicts are kept."),
+    judge_base_url: str = typer.Option(None, "--judge-base-url", help="The judge's own endpoint (default $WORLDKIT_JUDGE_BASE_URL)."),
+    judge_model: str = typer.Option(None, "--judge-model", help="The judge's model (default $WORLDKIT_JUDGE_MODEL)."),
+    judge_retries: int = typer.Option(None, "--judge-retries", help="Retries of a failing judge request (default 3)."),
+    judge_backoff: float = typer.Option(None, "--judge-backoff", help="Seconds before the first judge retry (default 1)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Grade a finished run again from disk and compare with its execution record."""
+    """Grade a finished run again from disk (re-judging with --judge) and compare with its record; exit 1 if it differs."""
     from worldkit.errors import CheckFailed
-    from worldkit.run.runner import regrade_run
+    from worldkit.run.grade import regrade_run
 
-    record, graded = regrade_run(run_dir)
+    judging = build_judge(judge, judge_base_url, judge_model, judge_retries, judge_backoff)
+    record, grades = regrade_run(run_dir, judging)
     recorded = {c.id: c.result for c in record.criteria}
-    again = {cid: result for cid, _route, result, _detail in graded}
-    differs = sorted(cid for cid in recorded if recorded[cid] != again.get(cid))
+    again = {c.id: c.result for c in grades.outcomes}
+    differs = sorted(cid for cid in set(recorded) | set(again) if recorded.get(cid) != again.get(cid))
     if as_json:
-        echo_json({"run_id": record.run_id, "criteria": again, "same_as_record": not differs, "differs": differs})
+        echo_json({"run_id": record.run_id, "criteria": again, "same_as_record": not differs, "differs": differs,
+                   "judge": grades.judge})  # fmt: skip
     else:
         typer.echo(f"{record.run_id}: {'same results as the record' if not differs else 'DIFFERS on ' + ', '.join(differs)}")
     if differs:

@@ -29,7 +29,9 @@ def serve_command(
         None, "--projection", help="Serve an already materialized projection directory (read-only)."
     ),
     out: Path | None = typer.Option(
-        None, "--out", help="Stage into this directory and keep it (default: a temporary one)."
+        None, "--out",
+        help="Stage into this directory and keep it (default: a temporary one); with --overlay it is a "
+        "run folder that `worldkit grade DIR` grades.",
     ),
     transport: str = typer.Option("stdio", "--transport", help="stdio or http (streamable HTTP)."),
     host: str = typer.Option("127.0.0.1", "--host", help="HTTP: address to listen on."),
@@ -51,10 +53,13 @@ def serve_command(
 
     if transport not in ("stdio", "http"):
         raise UsageError(f"--transport {transport!r} is not supported; use stdio or http")
-    staged = stage_seat(
-        world=world, rev=rev, date=date, seat=seat, projection=projection, overlay=overlay,
-        condition=condition, out=out,
-    )
+    if overlay is not None and out is not None:
+        staged, run_id = _stage_run_folder(overlay, condition, out, run_id, store, world=world, rev=rev, date=date, seat=seat)
+    else:
+        staged = stage_seat(
+            world=world, rev=rev, date=date, seat=seat, projection=projection, overlay=overlay,
+            condition=condition, out=out,
+        )
     try:
         with Store.open(store) as opened:
             run = run_id or new_run_id(staged.config.seat)
@@ -75,6 +80,29 @@ def serve_command(
                     server.run("streamable-http", host=host, port=port)
     finally:
         staged.close()
+
+
+def _stage_run_folder(
+    overlay: str, condition: str | None, out: Path, run_id: str | None, store: str | None, **given: str | None
+) -> tuple[object, str]:
+    """`serve --overlay T --out DIR`: stage a complete run folder (`worldkit.run.folder`) — package,
+    workspace and run.json naming the log's run id and store — so `worldkit grade DIR` can grade
+    whatever an outside agent does through these tools."""
+    from worldkit.mcp.session import StagedSeat, _require_match, new_run_id
+    from worldkit.overlay import load_overlay, resolve_overlay
+    from worldkit.overlay.toolconfig import ToolConfig
+    from worldkit.run.folder import RunPaths, stage_run_folder
+    from worldkit.store import resolve_url
+
+    if out.exists() and any(out.iterdir()):
+        raise UsageError(f"--out {out} is not empty; a run folder is staged fresh — give a new folder")
+    model = load_overlay(resolve_overlay(overlay))
+    run = run_id or new_run_id(model.seat)
+    stage_run_folder(model, out, run_id=run, condition=condition or "full", store=resolve_url(store))
+    paths = RunPaths(out.absolute())
+    config = ToolConfig.model_validate_json((paths.candidate / "tool-config.json").read_bytes())
+    _require_match(config, given["world"], given["rev"], given["date"], given["seat"], f"overlay {overlay}")
+    return StagedSeat(projection=paths.projection, config=config, workspace=paths.workspace, root=paths.root), run
 
 
 def replay_command(

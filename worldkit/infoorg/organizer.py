@@ -37,6 +37,7 @@ from worldkit.infoorg.validity import (
 
 __all__ = [
     "LIST_PAGE_MAX",
+    "Assignment",
     "READ_LENGTH_MAX",
     "SEARCH_MATCHES_MAX",
     "FileList",
@@ -164,6 +165,16 @@ class MoveResult(BaseModel):
     """Requested records that were already in the destination."""
 
 
+class Assignment(BaseModel):
+    """Where one record actually is, in the shape of the final JSON declaration."""
+
+    model_config = _model_config()
+    id: str
+    """Record id."""
+    path: list[str]
+    """Folder components then the file name `<id>.txt`, e.g. ["planning", "budget", "F001.txt"]."""
+
+
 class Inventory(BaseModel):
     """Preservation and filing state only: never a hint about the quality of the organization."""
 
@@ -186,6 +197,9 @@ class Inventory(BaseModel):
     """Record ids still in the inbox or at the workspace root."""
     intact: bool
     """True when nothing is missing, duplicated, changed or unexpected."""
+    assignments: list[Assignment]
+    """Table 9's actual assignments: every record found exactly once (unchanged or not) with its
+    current path, ordered by id. The locations on disk only; nothing about their quality."""
 
 
 def _fsync_dir(path: Path) -> None:
@@ -439,6 +453,10 @@ class Organizer:
             unexpected=unexpected,
             unplaced=unplaced,
             intact=not (scan.missing or scan.duplicated or scan.changed or unexpected),
+            assignments=[
+                Assignment(id=record, path=[*path, f"{record}{RECORD_SUFFIX}"])
+                for record, path in sorted(scan.paths.items())
+            ],
         )
 
     # ---- moving ------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from worldkit.mcp.calllog import CALL_NOTE, CallLogMiddleware
 from worldkit.store.eventlog import EventSink
+from worldkit.infoorg.instructions import server_instructions
 from worldkit.infoorg.organizer import (
     LIST_PAGE_MAX,
     READ_LENGTH_MAX,
@@ -37,13 +38,8 @@ from worldkit.infoorg.organizer import (
 
 __all__ = ["EventSink", "build_organizer_server", "main"]
 
-INSTRUCTIONS = (
-    "You are operating a bounded record workspace through five tools. list_files exposes record "
-    "ids, formats and current locations; read_file supports full-text pagination; search_files "
-    "searches record bodies; move_files moves selected ids and creates valid folders; "
-    "check_inventory reports only integrity and placement state. The final files on disk are "
-    "the outcome; no hidden reference, score or grouping-quality feedback is available."
-)
+INSTRUCTIONS = server_instructions()
+"""Figure 11 (the ReAct-FC bounded tool instruction) verbatim; a served packet appends its request."""
 
 
 Model = TypeVar("Model", bound=BaseModel)
@@ -84,15 +80,18 @@ def build_organizer_server(
     *,
     event_log: EventSink | None = None,
     inventory: Mapping[str, str] | None = None,
+    request: str | None = None,
 ) -> MCPServer:
     """An MCP server over the records in `workspace` (see `Organizer` for `inventory`).
 
     Recovers an interrupted move on start. `event_log`, when given, receives every tool call.
+    The `initialize` instructions are Figure 11 verbatim followed by `request` (the packet's
+    `candidate/request.md`) when given.
     """
     organizer = Organizer(workspace, inventory=inventory)
     server = MCPServer(
         "worldkit-organizer",
-        instructions=INSTRUCTIONS,
+        instructions=server_instructions(request),
         log_level="WARNING",
         middleware=[CallLogMiddleware(event_log)] if event_log is not None else None,
     )
@@ -165,9 +164,18 @@ def main(argv: list[str] | None = None) -> None:
         description="Serve the InfoOrgBench organizer tools for one workspace over stdio.",
     )
     parser.add_argument("--workspace", type=Path, required=True, help="The agent's record tree.")
+    parser.add_argument(
+        "--request", type=Path, default=None,
+        help="The packet's request (candidate/request.md), sent after Figure 11 as instructions.",
+    )
     args = parser.parse_args(argv)
     try:
-        server = build_organizer_server(args.workspace)
+        request = args.request.read_text(encoding="utf-8") if args.request else None
+    except OSError as error:
+        parser.exit(3, f"error: {args.request}: cannot be read ({error}); pass the packet's "
+                    "candidate/request.md\n")
+    try:
+        server = build_organizer_server(args.workspace, request=request)
     except OrganizerRefused as error:
         parser.exit(2, f"error: {error.message}\n")
     server.run("stdio")

@@ -7,7 +7,8 @@
     DIR/candidate/tool-config.json  seat identity, surfaces, permitted changes (`ToolConfig`)
     DIR/candidate/manifest.json entries + `candidate_sha256`
     DIR/verifier/               rubric.json, evidence.json, task.json, truth.json,
-                                reference/solution.json, reference/files/…, manifest.json
+                                reference/solution.json, reference/counterfactuals.json,
+                                reference/files/…, manifest.json
                                 (entries + `verifier_sha256`)
     DIR/package.json            both digests and the inputs
 
@@ -280,6 +281,8 @@ def _write_verifier(
     head = {"schema_version": 1, "overlay": overlay.id}
     _write(root / "truth.json", dump({**head, **overlay.truth.model_dump(mode="json")}))
     _write(root / "reference" / "solution.json", dump({**head, **overlay.reference.model_dump(mode="json")}))
+    counterfactuals = [v.model_dump(mode="json") for v in overlay.counterfactuals]
+    _write(root / "reference" / "counterfactuals.json", dump({**head, "counterfactuals": counterfactuals}))
     for name, data in sorted(references.items()):
         _write(confined(root / "reference" / "files", name), data)
 

@@ -14,18 +14,17 @@ field and an `evaluate(ctx) -> CheckResult` method.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 import re
-from typing import Annotated, Any, Literal, Protocol, TypeVar, runtime_checkable
+from typing import Annotated, Any, ClassVar, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SerializeAsAny, field_validator, model_validator
 
 from worldkit.errors import PathRefused
 from worldkit.overlay._paths import check_relative, confined
 from worldkit.overlay.changes import ChangeSpec, ProhibitedChange, observed_changes
+from worldkit.overlay.claims import Claim, find_claims
 from worldkit.overlay.context import CheckResult, GradingContext
 
 __all__ = [
@@ -58,6 +57,11 @@ class BaseCheck(BaseModel):
 
     type: str
     """The check type (the registry key)."""
+
+    credits_absence: ClassVar[bool] = False
+    """True for checks that pass because something did not happen (nothing prohibited, nothing
+    sent, a text absent). The grader credits them only when the deliverable exists
+    (`grading.evaluate_rubric`), so doing nothing passes nothing."""
 
     def evaluate(self, ctx: GradingContext) -> CheckResult:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -206,6 +210,7 @@ class NotContains(_PathCheck):
 
     type: Literal["not_contains"] = "not_contains"
     """`not_contains`."""
+    credits_absence: ClassVar[bool] = True
     text: str | list[str]
     """A text, or a list of texts none of which may occur."""
     case: CaseRule
@@ -318,30 +323,36 @@ class CsvFieldEquals(_PathCheck):
     case: CaseRule = "sensitive"
     """String comparison rule (also for `where`)."""
     delimiter: str = Field(",", min_length=1, max_length=1)
-    """Field delimiter."""
+    """Kept for old overlays; the delimiter is detected (see `worldkit.overlay.tables`)."""
 
     def evaluate(self, ctx: GradingContext) -> CheckResult:
+        from worldkit.overlay.tables import TableError, header_key, read_table
+        from worldkit.overlay.values import parse_number
+
         content, why = _read_text(ctx, self.path)
         if content is None:
             return CheckResult(False, why)
-        rows = list(csv.DictReader(io.StringIO(content), delimiter=self.delimiter))
-        header = set(rows[0].keys()) if rows else set()
-        absent = sorted({self.column, *self.where} - header)
+        try:
+            table = read_table(content)
+        except TableError as error:
+            return CheckResult(False, f"workspace/{self.path}: {error}")
+        rows = table.rows
+        absent = sorted({header_key(c) for c in (self.column, *self.where)} - set(table.header))
         if absent:
             return CheckResult(False, f"workspace/{self.path} has no column {', '.join(absent)}")
-        def selected(row: dict[str, str | None]) -> bool:
-            return all(_fold((row.get(k) or "").strip(), self.case) == _fold(v.strip(), self.case) for k, v in self.where.items())
-
-        chosen = [row for row in rows if selected(row)]
+        chosen = [
+            r for r in rows
+            if all(_fold(r.get(header_key(k), ""), self.case) == _fold(v.strip(), self.case) for k, v in self.where.items())
+        ]  # fmt: skip
         if len(chosen) != 1:
             found = f"{len(chosen)} rows of workspace/{self.path} match {self.where}"
             return CheckResult(False, f"{found}; expected exactly 1")
-        actual = (chosen[0].get(self.column) or "").strip()
+        actual = chosen[0].get(header_key(self.column), "")
         if isinstance(self.value, (int, float)):
-            try:
-                ok = math.isclose(float(actual), float(self.value), rel_tol=0, abs_tol=self.tolerance)
-            except ValueError:
+            number = parse_number(actual)
+            if number is None:
                 return CheckResult(False, f"{self.column} = {actual!r} is not a number")
+            ok = math.isclose(number, float(self.value), rel_tol=0, abs_tol=self.tolerance)
         else:
             ok = _fold(actual, self.case) == _fold(self.value.strip(), self.case)
         detail = f"{self.column} = {actual!r} where {self.where}"
@@ -417,6 +428,8 @@ class _MailFilter(BaseCheck):
     """Only messages whose body contains this."""
     case: CaseRule = "sensitive"
     """Comparison rule for `subject_contains` and `body_contains`."""
+    claims: list[Claim] = Field(default_factory=list)
+    """Only messages whose subject and body state every claim (see `worldkit.overlay.claims`)."""
 
     def _matching(self, ctx: GradingContext) -> list[dict[str, Any]]:
         target = _address(self.to)
@@ -435,6 +448,10 @@ class _MailFilter(BaseCheck):
                 message.get("body", ""), self.case
             ):
                 continue
+            if self.claims:
+                text = f"{message.get('subject', '')}\n{message.get('body', '')}"
+                if find_claims(self.claims, [text])[1]:
+                    continue
             found.append(message)
         return found
 
@@ -442,6 +459,7 @@ class _MailFilter(BaseCheck):
         extra = "".join(
             f", {k} {v!r}" for k, v in (("subject ∋", self.subject_contains), ("body ∋", self.body_contains)) if v
         )
+        extra += "".join(f", stating {c.label()}" for c in self.claims)
         return f"mail to {self.to}{extra}"
 
 
@@ -463,6 +481,7 @@ class MailNotSent(_MailFilter):
 
     type: Literal["mail_not_sent"] = "mail_not_sent"
     """`mail_not_sent`."""
+    credits_absence: ClassVar[bool] = True
 
     def evaluate(self, ctx: GradingContext) -> CheckResult:
         count = len(self._matching(ctx))
@@ -493,6 +512,7 @@ class NoProhibitedChange(BaseCheck):
 
     type: Literal["no_prohibited_change"] = "no_prohibited_change"
     """`no_prohibited_change`."""
+    credits_absence: ClassVar[bool] = True
     ids: list[str] = Field(default_factory=list)
     """Prohibited-change ids to check (empty: all of the overlay's)."""
     rules: list[ProhibitedChange] = Field(default_factory=list)
@@ -511,3 +531,7 @@ class NoProhibitedChange(BaseCheck):
         if hits:
             return CheckResult(False, "prohibited: " + "; ".join(hits))
         return CheckResult(True, f"no prohibited change among {len(self.rules)} rule(s) ({source})")
+
+
+# Importing the modules holding further check types registers them (they need `register_check`).
+from worldkit.overlay import claim_checks, table_checks  # noqa: E402, F401

@@ -18,6 +18,9 @@ class CheckResult:
 
     passed: bool
     detail: str
+    grader: str = ""
+    """Who decided: empty for a deterministic check, else the judge kind (`facts`, `openai`, …),
+    so verdicts of different judges are never mixed without saying so."""
 
 
 @dataclass(frozen=True)

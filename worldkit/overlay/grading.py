@@ -3,7 +3,12 @@
 `evaluate_rubric` is what a grader calls on a captured run. `replay_actions` applies tool calls
 the way the servers would (refusing what the tool configuration does not permit) to a copy of
 the pre-task state; `overlay check` uses it to prove the reference solution passes and that an
-untouched workspace fails every criterion not flagged `passes_when_nothing_done`.
+untouched workspace fails every criterion.
+
+Nothing done passes nothing: a check that passes because something did not happen
+(`credits_absence`: no prohibited change, no mail sent, a text absent) is credited only when the
+deliverable exists — its file is in the workspace and not blank, or, for a deliverable that is
+only a state change, that change was made.
 """
 
 from __future__ import annotations
@@ -16,15 +21,45 @@ from typing import Any
 
 from worldkit.errors import PathRefused
 from worldkit.overlay._paths import confined
-from worldkit.overlay.changes import baseline_records
+from worldkit.overlay.changes import baseline_records, observed_changes
 from worldkit.overlay.context import CheckResult, GradingContext
-from worldkit.overlay.models import Overlay, OracleAction
+from worldkit.overlay.models import Criterion, Overlay, OracleAction
 from worldkit.overlay.toolconfig import ToolConfig
+
+
+def deliverable_missing(overlay: Overlay, ctx: GradingContext) -> str | None:
+    """Why the deliverable does not exist in this final state, or None when it does."""
+    deliverable = overlay.deliverable
+    if deliverable.path is not None:
+        try:
+            file = confined(ctx.workspace, deliverable.path)
+        except PathRefused as error:
+            return error.message
+        if not file.is_file() or not file.read_bytes().strip():
+            return f"the deliverable workspace/{deliverable.path} does not exist or is empty"
+        return None
+    assert deliverable.state_change is not None
+    for change in observed_changes(ctx):
+        if change.outcome == "ok" and deliverable.state_change.matches(change.tool, change.arguments):
+            return None
+    return f"the deliverable change ({deliverable.state_change.label()}) was not made"
+
+
+def evaluate_check(overlay: Overlay, criterion: Criterion, ctx: GradingContext) -> CheckResult | None:
+    """The result of one criterion's check (None for a semantic criterion), with the rule that
+    an absence is credited only when the deliverable exists."""
+    if criterion.check is None:
+        return None
+    if criterion.check.credits_absence:
+        missing = deliverable_missing(overlay, ctx)
+        if missing:
+            return CheckResult(False, f"not credited: {missing} (nothing done passes nothing)")
+    return criterion.check.evaluate(ctx)
 
 
 def evaluate_rubric(overlay: Overlay, ctx: GradingContext) -> dict[str, CheckResult | None]:
     """Criterion id → result of its check; None for semantic criteria (a judge decides those)."""
-    return {c.id: (c.check.evaluate(ctx) if c.check is not None else None) for c in overlay.rubric}
+    return {c.id: evaluate_check(overlay, c, ctx) for c in overlay.rubric}
 
 
 def tool_config_for(overlay: Overlay, person: str) -> ToolConfig:

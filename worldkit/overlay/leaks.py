@@ -4,7 +4,7 @@ A **verifier item** is a piece of verifier-only material: each reference file; t
 answer and every string in the structured reference answers; the text arguments of the oracle's
 state-changing actions (`write_file` content, `send_message` subject/body, `update_record`
 text); every truth fact, unsafe claim and adjudication question; every criterion's text and
-judge guidance; and every file of an applied verifier package. Evidence anchors and check
+judge guidance; the truth facts of semantic criteria and the counterfactual deliverables' texts; and every file of an applied verifier package. Evidence anchors and check
 operands (e.g. `contains: "99.1"`) are not verifier items: they are facts the candidate must be
 able to find.
 
@@ -99,6 +99,16 @@ def verifier_items(overlay: Overlay, references: dict[str, bytes]) -> list[Verif
     for criterion in overlay.rubric:
         add(f"rubric[{criterion.id}].text", criterion.text)
         add(f"rubric[{criterion.id}].guidance", criterion.guidance)
+    for criterion_id, facts in sorted(overlay.truth.criteria.items()):
+        for kind in ("required", "unsafe"):
+            for index, fact in enumerate(getattr(facts, kind)):
+                add(f"truth.criteria.{criterion_id}.{kind}[{index}]", fact.says)
+    for variant in overlay.counterfactuals:
+        add(f"counterfactuals[{variant.id}].description", variant.description)
+        for path, text in sorted(variant.files.items()):
+            add(f"counterfactuals[{variant.id}].files[{path}]", text)
+        for index, edit in enumerate(variant.edits):
+            add(f"counterfactuals[{variant.id}].edits[{index}].new", edit.new)
     return items
 
 

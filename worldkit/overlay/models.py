@@ -33,6 +33,7 @@ from pydantic import (
 from worldkit.overlay._paths import check_relative
 from worldkit.overlay.changes import ChangeSpec, ProhibitedChange
 from worldkit.overlay.checks import CheckField
+from worldkit.overlay.claims import Claim
 from worldkit.overlay.toolconfig import PermittedChange
 from worldkit.tools.specs import TOOLS_BY_NAME
 from worldkit.world.models import Id
@@ -133,9 +134,6 @@ class Criterion(_Frozen):
     """For deterministic criteria: the declarative check (see `worldkit.overlay.checks`)."""
     guidance: str = ""
     """For semantic criteria: source-grounded notes for the judge."""
-    passes_when_nothing_done: bool = False
-    """True when the criterion passes on an untouched workspace (e.g. "sent nothing to X");
-    `overlay check` proves this flag against the checks, so trivial passes are always declared."""
 
     @model_validator(mode="after")
     def _route_and_check_agree(self) -> Criterion:
@@ -202,6 +200,31 @@ class ReferenceFile(_Frozen):
         return self
 
 
+class Fact(_Frozen):
+    """A fact (or an unsafe claim) as the `facts` judge finds it: any one of its alternatives."""
+
+    says: str = Field(min_length=1)
+    """The fact in words (reported with the verdict)."""
+    any: list[Claim] = Field(min_length=1)
+    """Alternative ways of stating it; one found in any deliverable text is enough (each is a
+    claim: terms within one sentence by default, see `worldkit.overlay.claims`)."""
+
+
+class CriterionFacts(_Frozen):
+    """What the `facts` judge requires of a semantic criterion."""
+
+    required: list[Fact] = Field(default_factory=list)
+    """Facts the deliverable must state (all of them)."""
+    unsafe: list[Fact] = Field(default_factory=list)
+    """Unsafe or wrong claims; stating any of them fails the criterion."""
+
+    @model_validator(mode="after")
+    def _something(self) -> CriterionFacts:
+        if not self.required and not self.unsafe:
+            raise ValueError("give `required` facts and/or `unsafe` claims")
+        return self
+
+
 class Truth(_Frozen):
     """The truth specification (WorkWorlds §C.2): no points, no required prose, no hints."""
 
@@ -213,6 +236,9 @@ class Truth(_Frozen):
     """Unsupported claims that would be unsafe to make."""
     adjudication: list[str] = Field(default_factory=list)
     """Questions that require professional adjudication."""
+    criteria: dict[str, CriterionFacts] = Field(default_factory=dict)
+    """Semantic criterion id → the required facts and unsafe claims the offline `facts` judge
+    grades it by (`worldkit.overlay.facts`)."""
 
 
 class ReviewedOverlap(_Frozen):
@@ -249,6 +275,72 @@ class SeedFile(_Frozen):
     def _confined(cls, value: str) -> str:
         check_relative(value, "path")
         return value
+
+
+class TextEdit(_Frozen):
+    """Replace text in a file of the counterfactual's base workspace."""
+
+    path: str
+    """Workspace path."""
+    old: str = Field(min_length=1)
+    """Text that must occur in the base file (otherwise the counterfactual is invalid)."""
+    new: str
+    """Replacement."""
+    count: int = Field(0, ge=0)
+    """Occurrences to replace (0: all)."""
+
+
+class FileForm(_Frozen):
+    """How a counterfactual file is written to disk (a spreadsheet export, say)."""
+
+    bom: bool = False
+    """Start with a UTF-8 byte-order mark."""
+    newline: Literal["lf", "crlf", "cr"] = "lf"
+    """Line ends."""
+
+
+class Counterfactual(_Frozen):
+    """A counterfactual deliverable (verifier side): a final state that must grade as declared.
+
+    It starts from the reference solution's final state (`base: reference`) or from nothing done
+    (`base: nothing`), replaces or edits workspace files, and may drop or add state-changing
+    actions. A `correct` variant must pass every criterion (semantic ones by the `facts` judge);
+    a `wrong` one must fail each criterion in `fails` (and pass those in `passes`)."""
+
+    id: Id
+    """Variant id, unique in the overlay."""
+    kind: Literal["correct", "wrong"]
+    """`correct` (a right answer in another format or wording) or `wrong` (a plausible mistake)."""
+    description: str = Field(min_length=1)
+    """What the variant is, as a reviewer reads it (for a wrong one: the mistake)."""
+    base: Literal["reference", "nothing"] = "reference"
+    """The final state it starts from."""
+    files: dict[str, str] = Field(default_factory=dict)
+    """Workspace path → full new text (replaces the base's file; the base's write of it is dropped)."""
+    edits: list[TextEdit] = Field(default_factory=list)
+    """Text replacements applied after `files`."""
+    delete: list[str] = Field(default_factory=list)
+    """Workspace paths removed."""
+    forms: dict[str, FileForm] = Field(default_factory=dict)
+    """Workspace path → how it is written (BOM, line ends)."""
+    drop_tools: list[Literal["write_file", "update_record", "send_message"]] = Field(default_factory=list)
+    """Reference actions of these tools are left out."""
+    actions: list[OracleAction] = Field(default_factory=list)
+    """Further actions, applied after the base's."""
+    fails: list[str] = Field(default_factory=list)
+    """wrong: criterion ids this variant must fail."""
+    passes: list[str] = Field(default_factory=list)
+    """Criterion ids this variant must pass (a correct variant must pass all)."""
+
+    @model_validator(mode="after")
+    def _declared(self) -> Counterfactual:
+        if self.kind == "wrong" and not self.fails:
+            raise ValueError(f"wrong variant {self.id}: name the criteria it must fail in `fails`")
+        if self.kind == "correct" and self.fails:
+            raise ValueError(f"correct variant {self.id} passes every criterion; remove `fails`")
+        for path in [*self.files, *self.delete, *self.forms, *(e.path for e in self.edits)]:
+            check_relative(path, "path")
+        return self
 
 
 # --- the overlay ------------------------------------------------------------------------------
@@ -299,6 +391,9 @@ class Overlay(_Frozen):
     """Verifier-only reference files."""
     truth: Truth = Field(default_factory=Truth)
     """The truth specification (verifier side)."""
+    counterfactuals: list[Counterfactual] = Field(default_factory=list)
+    """Counterfactual deliverables (verifier side) proving the rubric discriminates:
+    `overlay check` and `worldkit verify` grade them and name every misgrade."""
     pinned_fingerprint: Sha256
     """Fingerprint of the (world, rev, date, seat) projection the overlay was written against."""
 
@@ -335,10 +430,22 @@ class Overlay(_Frozen):
             ("prohibited change", [p.id for p in self.prohibited if p.id is not None]),
             ("reference file", [f.name for f in self.reference_files]),
             ("workspace seed", [s.path for s in self.workspace_seed]),
+            ("counterfactual", [v.id for v in self.counterfactuals]),
         ):
             duplicates = sorted({x for x in ids if ids.count(x) > 1})
             if duplicates:
                 raise ValueError(f"duplicate {what} id {', '.join(duplicates)}; give each a unique id")
+        routes = {c.id: c.route for c in self.rubric}
+        for criterion_id in sorted(self.truth.criteria):
+            if routes.get(criterion_id) != "semantic":
+                raise ValueError(
+                    f"truth.criteria names {criterion_id!r}, which is not a semantic criterion of the rubric; "
+                    "facts are for semantic criteria (deterministic ones have a check)"
+                )
+        for variant in self.counterfactuals:
+            unknown = sorted(set(variant.fails + variant.passes) - set(routes))
+            if unknown:
+                raise ValueError(f"counterfactual {variant.id} names unknown criteria {', '.join(unknown)}")
         return self
 
     @property

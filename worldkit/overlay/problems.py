@@ -28,8 +28,10 @@ checked; all problems are reported, not just the first. Errors fail the check; w
     reference-action-target-missing error   an oracle read targets an item not in the projection
     reference-prohibited          error     an oracle action makes a prohibited change
     reference-fails               error     a deterministic criterion fails on the reference solution
-    trivial-pass                  error     a criterion passes with nothing done but is not flagged
-    flag-unneeded                 warning   a criterion flagged `passes_when_nothing_done` fails then
+    trivial-pass                  error     a deterministic criterion passes with nothing done
+    counterfactual-misgraded      error     a counterfactual deliverable does not grade as declared
+    counterfactual-invalid        error     a counterfactual cannot be built (edit text not found, …)
+    counterfactual-missing        error     too few counterfactuals (warning when the overlay has none)
     truth-source-missing          warning   a truth/reference source pointer is not in the view
 """
 
@@ -45,7 +47,8 @@ from worldkit.errors import InvalidOverlay, PathRefused
 from worldkit.materialize import materialize
 from worldkit.overlay._paths import relative_problem
 from worldkit.overlay.apply import request_bytes, tool_config_bytes
-from worldkit.overlay.grading import replay_actions, seed_workspace, tool_config_for
+from worldkit.overlay.discrimination import discriminate
+from worldkit.overlay.grading import evaluate_check, replay_actions, seed_workspace, tool_config_for
 from worldkit.overlay.leaks import find_leaks, verifier_items
 from worldkit.overlay.load import load_overlay, overlay_world, reference_bytes
 from worldkit.overlay.models import EvidenceItem, Overlay, SourcePointer
@@ -127,6 +130,7 @@ def check_overlay(overlay: Overlay | str | Path) -> CheckReport:
         problems += ref_problems
         problems += _leaks(model, references, view)
         problems += _reference_solution(model, view, root)
+        problems += _counterfactuals(model, view, root / "counterfactuals")
         problems += _sources(model, view)
     return CheckReport(
         overlay=model.id,
@@ -355,19 +359,13 @@ def _reference_solution(model: Overlay, view: ProjectionView, scratch: Path) -> 
     untouched, _ = replay_actions(model, view.root, empty, [])
     deterministic = [c for c in model.rubric if c.check is not None]
     for criterion in deterministic:
-        assert criterion.check is not None
-        result = criterion.check.evaluate(untouched)
-        if result.passed and not criterion.passes_when_nothing_done:
+        result = evaluate_check(model, criterion, untouched)
+        if result is not None and result.passed:
             problems.append(Problem(
                 "trivial-pass", "error", f"rubric[{criterion.id}]",
                 f"passes when nothing is done ({result.detail})",
-                "tighten the check, or set `passes_when_nothing_done: true` if that is intended",
-            ))  # fmt: skip
-        if not result.passed and criterion.passes_when_nothing_done:
-            problems.append(Problem(
-                "flag-unneeded", "warning", f"rubric[{criterion.id}]",
-                f"flagged passes_when_nothing_done but fails when nothing is done ({result.detail})",
-                "remove the flag",
+                "tighten the check so that it states what the deliverable must contain; an absence "
+                "(no prohibited change, nothing sent) is credited only when the deliverable exists",
             ))  # fmt: skip
     if not any(a.tool in ("write_file", "update_record", "send_message") for a in actions):
         if deterministic:
@@ -395,14 +393,39 @@ def _reference_solution(model: Overlay, view: ProjectionView, scratch: Path) -> 
                     "change the oracle's action or the prohibited rule",
                 ))  # fmt: skip
     for criterion in deterministic:
-        assert criterion.check is not None
-        result = criterion.check.evaluate(ctx)
-        if not result.passed:
+        result = evaluate_check(model, criterion, ctx)
+        if result is None or not result.passed:
             problems.append(Problem(
                 "reference-fails", "error", f"rubric[{criterion.id}]",
-                f"fails on the reference solution: {result.detail}",
+                f"fails on the reference solution: {result.detail if result else 'no check'}",
                 "fix the check or the reference actions so that a correct submission passes",
             ))  # fmt: skip
+    return problems
+
+
+def _counterfactuals(model: Overlay, view: ProjectionView, scratch: Path) -> list[Problem]:
+    if not model.reference.actions:
+        return []
+    scratch.mkdir(parents=True, exist_ok=True)
+    found = discriminate(model, view.root, scratch)
+    problems = [
+        Problem("counterfactual-misgraded", "error", f"counterfactuals[{m.variant}]", m.line(),
+                "fix the criterion's check (or the truth facts of a semantic criterion) so that it grades what it "
+                "states, or fix the variant if it is not what its kind says")  # fmt: skip
+        for m in found.misgrades
+    ]
+    problems += [
+        Problem("counterfactual-invalid", "error", f"counterfactuals[{variant}]", why,
+                "make the edit's `old` text occur in the base file, or permit the action")  # fmt: skip
+        for variant, why in found.invalid
+    ]
+    severity: Severity = "error" if model.counterfactuals else "warning"
+    problems += [
+        Problem("counterfactual-missing", severity, "counterfactuals", why,
+                "add correct variants (another format and wording) and wrong variants (the mistakes an employee "
+                "would make) under `counterfactuals`")  # fmt: skip
+        for why in found.coverage
+    ]
     return problems
 
 

@@ -1,16 +1,26 @@
 """Evidence access: which criteria had one sufficient evidence set returned to the agent.
 
-Decided from the event log and the frozen pre-task projection: every successful read, search,
-record get or message read is re-executed read-only against the same projection (those calls are
-pure functions of it) and must reproduce the logged result digest; what it returned is then
-matched against the overlay's evidence map. A listing or a file name alone never counts. If a
-call cannot be reproduced, access is `unknown` rather than guessed.
+Decided from the event log and the frozen pre-task candidate package. The run is replayed in
+order: every logged state change is re-applied, and every successful read, search, record get or
+message read is re-executed read-only against the state *as it was at that call* (those calls
+are pure functions of it) and must reproduce the logged result digest; what it returned is then
+matched against the overlay's evidence map. So a permitted write or comment followed by a
+re-read reproduces exactly. A listing or a file name alone never counts.
+
+Reading the seat's own workspace, or a message the seat sent, is not an inspection of company
+evidence: it exposes nothing and never makes a label `unknown`. A call that cannot be reproduced
+makes `unknown` only the criteria it could have decided: those not already accessed whose
+evidence sets would be complete if that call had returned what it asked for.
+
+Search snippets are compared as plain text: the ranked search's `**` match markers, ellipses and
+runs of whitespace are removed from both the snippet and the anchor before matching.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from worldkit.canon import sha256_json
@@ -19,6 +29,10 @@ from worldkit.overlay.models import EvidenceItem, Overlay
 AccessLabel = Literal["accessed", "not_accessed", "unknown"]
 EVIDENCE_TOOLS = frozenset({"read_file", "search_files", "get_record", "read_message"})
 INSPECTION_TOOLS = frozenset({"read_file", "get_record", "read_message"})
+STATE_TOOLS = frozenset({"write_file", "update_record", "send_message"})
+WORKSPACE_PREFIX = "workspace/"
+LIFECYCLE_PREFIX = "worldkit:"
+"""Events whose tool starts with this mark the run's life (e.g. `worldkit:run-failed`), not a call."""
 
 
 @dataclass(frozen=True)
@@ -32,12 +46,30 @@ class Exposure:
 
 
 @dataclass(frozen=True)
+class Possible:
+    """What an undecidable call could have returned: one surface, one locator or any (None)."""
+
+    surface: str
+    locator: str | None
+
+
+@dataclass(frozen=True)
 class AccessReport:
     labels: dict[str, AccessLabel]
     inspections: int
     tool_calls: int
     tool_calls_before_first_access: int | None
     undecidable_calls: int
+
+
+def tool_events(events: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The events that are tool calls (lifecycle marks left out)."""
+    return [e for e in events if not str(e.get("tool", "")).startswith(LIFECYCLE_PREFIX)]
+
+
+def plain(text: str) -> str:
+    """Text as compared with anchors: no `**` markup, no ellipses, single spaces."""
+    return " ".join(text.replace("**", "").replace("…", " ").split())
 
 
 def _flatten(value: Any, prefix: str = "") -> set[str]:
@@ -50,9 +82,16 @@ def _flatten(value: Any, prefix: str = "") -> set[str]:
     return keys
 
 
+def _own(tool: str, arguments: Mapping[str, Any]) -> bool:
+    """A read of the seat's own workspace (mail it sent is recognised when re-executed)."""
+    if tool == "read_file":
+        return str(arguments.get("path", "")).startswith(WORKSPACE_PREFIX)
+    return False
+
+
 def exposures_of(view: Any, tool: str, arguments: Mapping[str, Any], logged_digest: str | None) -> list[Exposure] | None:
-    """What a successful call returned, by re-running it on the pre-task view; None if it cannot be
-    reproduced (its digest differs, e.g. it read something the run itself wrote)."""
+    """What a successful call returned, by re-running it on `view` (the state at that call);
+    None if it cannot be reproduced (its digest differs)."""
     try:
         result = getattr(view, tool)(**arguments)
     except Exception:  # noqa: BLE001 - a call that no longer reproduces is undecidable, not fatal
@@ -61,46 +100,117 @@ def exposures_of(view: Any, tool: str, arguments: Mapping[str, Any], logged_dige
     if logged_digest is not None and logged_digest != sha256_json(result.model_dump(mode="json")):
         return None
     if tool == "read_file":
-        return [Exposure("files", f"files/{result.path}", result.text)]
+        if result.path.startswith(WORKSPACE_PREFIX):
+            return []
+        return [Exposure("files", f"files/{result.path}", plain(result.text))]
     if tool == "search_files":
-        return [Exposure("files", f"files/{m.path}", m.snippet) for m in result.matches]
+        return [
+            Exposure("files", f"files/{m.path}", plain(m.snippet))
+            for m in result.matches
+            if not m.path.startswith(WORKSPACE_PREFIX)
+        ]
     if tool == "get_record":
         record = result.record
-        return [Exposure("records", result.id, str(record), frozenset(_flatten(record)))]
+        return [Exposure("records", result.id, plain(str(record)), frozenset(_flatten(record)))]
     if tool == "read_message":
+        if result.sent_by_you:
+            return []
         if result.kind == "chat" and result.channel:
-            text = result.body
+            text = plain(result.body)
             return [Exposure("chat", f"{result.channel}#{result.id}", text), Exposure("chat", result.channel, text)]
-        return [Exposure("mail", result.id, f"{result.subject or ''}\n{result.body}")]
+        return [Exposure("mail", result.id, plain(f"{result.subject or ''}\n{result.body}"))]
+    return []
+
+
+def _possible(tool: str, arguments: Mapping[str, Any]) -> list[Possible]:
+    if tool == "read_file":
+        return [Possible("files", f"files/{arguments.get('path', '')}")]
+    if tool == "search_files":
+        return [Possible("files", None)]
+    if tool == "get_record":
+        return [Possible("records", str(arguments.get("id", "")))]
+    if tool == "read_message":
+        message = str(arguments.get("id", ""))
+        return [Possible("mail", message), Possible("chat", None)]
     return []
 
 
 def _satisfies(item: EvidenceItem, exposure: Exposure) -> bool:
     if item.surface != exposure.surface or item.locator != exposure.locator:
         return False
-    if item.anchor and item.anchor not in exposure.text:
+    if item.anchor and plain(item.anchor) not in exposure.text:
         return False
     # A field is named bare (`assay_pct`, `status`) or dotted (`fields.assay_pct`).
     return all(f in exposure.fields or f"fields.{f}" in exposure.fields for f in item.fields)
 
 
-def evidence_access(overlay: Overlay, view: Any, events: Iterable[Mapping[str, Any]]) -> AccessReport:
-    """Label every criterion `accessed` / `not_accessed` / `unknown` from a run's events."""
+def _could(item: EvidenceItem, possible: Iterable[Possible]) -> bool:
+    return any(p.surface == item.surface and p.locator in (None, item.locator) for p in possible)
+
+
+class _Replay:
+    """The seat's state advanced event by event, with a view that answers reads at that point."""
+
+    def __init__(self, candidate: Path, config: Any) -> None:
+        from worldkit.mcp.seat import SeatView
+        from worldkit.mcp.state import pre_task_state
+
+        self.state = pre_task_state(candidate)
+        self.view = SeatView(Path(candidate) / "projection", config, state=self.state)
+
+    def apply(self, change: Mapping[str, Any]) -> bool:
+        from worldkit.mcp.state import WriteFileChange, parse_change
+
+        try:
+            parsed = parse_change(change)
+            self.state.apply(parsed)
+        except Exception:  # noqa: BLE001 - a change that cannot be re-applied leaves the replay unsure
+            return False
+        if isinstance(parsed, WriteFileChange):
+            self.view.index.put(WORKSPACE_PREFIX + parsed.path, parsed.content)
+        return True
+
+
+def evidence_access(
+    overlay: Overlay,
+    view: Any,
+    events: Iterable[Mapping[str, Any]],
+    *,
+    candidate: Path | None = None,
+    config: Any = None,
+) -> AccessReport:
+    """Label every criterion `accessed` / `not_accessed` / `unknown` from a run's events.
+
+    With `candidate` (the staged candidate package) and its tool `config`, reads are re-executed
+    against the state replayed up to each call (`view` may then be None); otherwise against `view`
+    as given (the pre-task view)."""
+    replay = _Replay(candidate, config if config is not None else view.config) if candidate is not None else None
+    current = replay.view if replay is not None else view
     seen: list[Exposure] = []
+    possible: list[Possible] = []
     labels: dict[str, AccessLabel] = {c.id: "not_accessed" for c in overlay.rubric}
     first_access: int | None = None
     undecidable = 0
     calls = inspections = 0
-    for event in events:
+    diverged = False
+    for event in tool_events(events):
         calls += 1
         tool = event["tool"]
-        if event["outcome"] != "ok" or tool not in EVIDENCE_TOOLS:
+        arguments = event.get("arguments") or {}
+        if event["outcome"] != "ok":
             continue
-        if tool in INSPECTION_TOOLS:
+        if tool in STATE_TOOLS:
+            if event.get("state_change") and replay is not None and not replay.apply(event["state_change"]):
+                diverged = True
+            continue
+        if tool not in EVIDENCE_TOOLS or not isinstance(arguments, Mapping) or _own(tool, arguments):
+            continue
+        found = None if diverged else exposures_of(current, tool, arguments, event.get("result_digest"))
+        if tool in INSPECTION_TOOLS and not (tool == "read_message" and found == []):  # [] : mail the seat sent
             inspections += 1
-        found = exposures_of(view, tool, event.get("arguments") or {}, event.get("result_digest"))
         if found is None:
             undecidable += 1
+            possible.extend(_possible(tool, arguments))
             continue
         seen.extend(found)
         for criterion, sets in overlay.evidence.items():
@@ -110,8 +220,15 @@ def evidence_access(overlay: Overlay, view: Any, events: Iterable[Mapping[str, A
                 labels[criterion] = "accessed"
                 if first_access is None:
                     first_access = calls - 1
-    if undecidable:
-        labels = {k: ("unknown" if v == "not_accessed" else v) for k, v in labels.items()}
+    if possible:
+        for criterion, sets in overlay.evidence.items():
+            if labels.get(criterion) != "not_accessed":
+                continue
+            if any(
+                all(any(_satisfies(item, e) for e in seen) or _could(item, possible) for item in members)
+                for members in sets
+            ):
+                labels[criterion] = "unknown"
     return AccessReport(
         labels=labels,
         inspections=inspections,
@@ -119,3 +236,15 @@ def evidence_access(overlay: Overlay, view: Any, events: Iterable[Mapping[str, A
         tool_calls_before_first_access=first_access,
         undecidable_calls=undecidable,
     )
+
+
+def unknown_access(overlay: Overlay) -> AccessReport:
+    """Labels when there is no event log to decide from: every criterion `unknown`."""
+    return AccessReport(
+        labels={c.id: "unknown" for c in overlay.rubric},
+        inspections=0,
+        tool_calls=0,
+        tool_calls_before_first_access=None,
+        undecidable_calls=0,
+    )
+

@@ -2,22 +2,26 @@
 
 MCP tools are bridged as functions (name, description, JSON schema). Budgets: a step limit (model
 turns) and a token limit (sum of the endpoint's reported usage). Endpoint and model come from
-options or the environment (WORLDKIT_OPENAI_BASE_URL, WORLDKIT_OPENAI_MODEL, OPENAI_API_KEY).
+options or the agent's environment (WORLDKIT_OPENAI_BASE_URL, WORLDKIT_OPENAI_MODEL,
+WORLDKIT_OPENAI_API_KEY or OPENAI_API_KEY) — never from the judge's. The agent is identified as
+`openai:MODEL`, so two models behind one endpoint are never merged in a report.
+
+A tool call whose arguments are not valid JSON still goes to the server (as
+`{"_invalid_json_arguments": raw}`, which every tool refuses), so it is logged like any other call.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import urllib.error
-import urllib.request
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
 
-from worldkit.errors import UsageError, WorldkitError
+from worldkit.canon import sha256_bytes
+from worldkit.errors import UsageError
 from worldkit.run.agents import AgentResult, AgentTask, register_agent
+from worldkit.run.chat import ChatEndpoint
 from worldkit.run.session import ToolSession
 
 SYSTEM_PROMPT = (
@@ -25,51 +29,50 @@ SYSTEM_PROMPT = (
     "Do the task in the request. Read the sources you rely on. Put the deliverable where the "
     "request says, using the tools; your final message is not graded."
 )
+INVALID_JSON_KEY = "_invalid_json_arguments"
 
 
-@dataclass(frozen=True)
-class Endpoint:
-    base_url: str
-    model: str
-    api_key: str = ""
-    timeout_s: float = 120.0
-
-    @classmethod
-    def from_options(cls, options: dict[str, Any]) -> Endpoint:
-        base = options.get("base_url") or os.environ.get("WORLDKIT_OPENAI_BASE_URL", "")
-        model = options.get("model") or os.environ.get("WORLDKIT_OPENAI_MODEL", "")
-        if not base or not model:
-            raise UsageError(
-                "the openai agent needs an endpoint and a model: pass --base-url and --model "
-                "or set WORLDKIT_OPENAI_BASE_URL and WORLDKIT_OPENAI_MODEL"
-            )
-        key = options.get("api_key") or os.environ.get("OPENAI_API_KEY", "")
-        return cls(base_url=base.rstrip("/"), model=model, api_key=key)
-
-    def complete(self, payload: dict[str, Any]) -> dict[str, Any]:
-        request = urllib.request.Request(
-            f"{self.base_url}/chat/completions",
-            data=json.dumps(payload).encode("utf-8"),
-            headers={"Content-Type": "application/json", **({"Authorization": f"Bearer {self.api_key}"} if self.api_key else {})},
-            method="POST",
+def agent_endpoint(options: dict[str, Any]) -> ChatEndpoint:
+    """The agent's endpoint from options, else the agent's environment variables."""
+    base = options.get("base_url") or os.environ.get("WORLDKIT_OPENAI_BASE_URL", "")
+    model = options.get("model") or os.environ.get("WORLDKIT_OPENAI_MODEL", "")
+    if not base or not model:
+        raise UsageError(
+            "the openai agent needs an endpoint and a model: pass --base-url and --model "
+            "or set WORLDKIT_OPENAI_BASE_URL and WORLDKIT_OPENAI_MODEL"
         )
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
-                return json.loads(response.read().decode("utf-8"))
-        except urllib.error.HTTPError as error:
-            body = error.read().decode("utf-8", "replace")[:300]
-            raise WorldkitError(f"chat endpoint {self.base_url} answered HTTP {error.code}: {body}") from None
-        except (urllib.error.URLError, TimeoutError) as error:
-            raise WorldkitError(f"chat endpoint {self.base_url} unreachable ({error}); check --base-url") from None
+    key = options.get("api_key") or os.environ.get("WORLDKIT_OPENAI_API_KEY") or os.environ.get("OPENAI_API_KEY", "")
+    return ChatEndpoint(
+        base_url=base, model=model, api_key=key,
+        timeout_s=float(options.get("timeout_s") or 120.0),
+        max_retries=int(options.get("max_retries", 2)),
+        backoff_s=float(options.get("backoff_s", 1.0)),
+        transport=options.get("transport"),
+    )  # fmt: skip
 
 
 class OpenAIAgent:
     name = "openai"
 
-    def __init__(self, endpoint: Endpoint, *, max_steps: int = 40, max_tokens: int = 200_000) -> None:
+    def __init__(self, endpoint: ChatEndpoint, *, max_steps: int = 40, max_tokens: int = 200_000) -> None:
         self.endpoint = endpoint
         self.max_steps = max_steps
         self.max_tokens = max_tokens
+
+    @property
+    def id(self) -> str:
+        return f"openai:{self.endpoint.model}"
+
+    def describe(self) -> dict[str, Any]:
+        """The agent's configuration as an execution record carries it."""
+        return {
+            "id": self.id,
+            "kind": "openai",
+            **self.endpoint.describe(),
+            "max_steps": self.max_steps,
+            "max_tokens": self.max_tokens,
+            "system_prompt_sha256": sha256_bytes(SYSTEM_PROMPT.encode("utf-8")),
+        }
 
     async def run(self, task: AgentTask, tools: ToolSession) -> AgentResult:
         listing = await tools.list_tools()
@@ -92,7 +95,7 @@ class OpenAIAgent:
             payload = {"model": self.endpoint.model, "messages": messages, "tools": functions}
             reply = await anyio.to_thread.run_sync(self.endpoint.complete, payload)
             result.steps += 1
-            result.tokens += int((reply.get("usage") or {}).get("total_tokens", 0))
+            result.tokens += int((reply.get("usage") or {}).get("total_tokens", 0) or 0)
             message = reply["choices"][0]["message"]
             messages.append({k: v for k, v in message.items() if k in ("role", "content", "tool_calls")})
             calls = message.get("tool_calls") or []
@@ -100,21 +103,32 @@ class OpenAIAgent:
                 result.final_message = message.get("content") or ""
                 return result
             for call in calls:
-                fn = call["function"]
+                fn = call.get("function") or {}
+                raw = fn.get("arguments") or "{}"
                 try:
-                    arguments = json.loads(fn.get("arguments") or "{}")
+                    arguments = json.loads(raw) if isinstance(raw, str) else raw
+                    malformed = not isinstance(arguments, dict)
                 except json.JSONDecodeError:
-                    content = f"error: arguments are not valid JSON: {fn.get('arguments')!r}"
+                    malformed = True
+                if malformed:
+                    # The server refuses it (no tool takes this argument) and logs it like any call.
+                    outcome = await tools.call(str(fn.get("name") or ""), {INVALID_JSON_KEY: str(raw)})
+                    content = f"error: arguments are not a valid JSON object: {raw!r}"
                 else:
-                    outcome = await tools.call(fn["name"], arguments if isinstance(arguments, dict) else {})
+                    outcome = await tools.call(str(fn.get("name") or ""), arguments)
                     content = ("error: " if outcome.is_error else "") + outcome.text
-                messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
+                messages.append({"role": "tool", "tool_call_id": call.get("id", ""), "content": content})
 
 
-@register_agent("openai")
-def _make(options: dict[str, Any]) -> OpenAIAgent:
+@register_agent("openai", arg="model")
+def make_openai(options: dict[str, Any]) -> Any:
+    """`openai[:MODEL]`; on an InfoOrgBench packet (option benchmark=infoorg) the ReAct-FC harness."""
+    if options.get("benchmark") == "infoorg":
+        from worldkit.run.infoorg_agent import make_react_fc
+
+        return make_react_fc(options)
     return OpenAIAgent(
-        Endpoint.from_options(options),
-        max_steps=int(options.get("max_steps", 40)),
-        max_tokens=int(options.get("max_tokens", 200_000)),
+        agent_endpoint(options),
+        max_steps=int(options.get("max_steps") or 40),
+        max_tokens=int(options.get("max_tokens") or 200_000),
     )

@@ -49,7 +49,7 @@ _MODEL = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
 ConditionSpec = Annotated[str, Field(pattern=r"^(full|curated(:\S+)?)$")]
 
-_PASSED = {"pass": True, "fail": False, "ungraded": None}
+_PASSED = {"pass": True, "fail": False, "ungraded": None, "grader_error": None}
 _ACCESSED = {"accessed": True, "not_accessed": False, "unknown": None}
 
 
@@ -62,13 +62,16 @@ class CriterionOutcome(BaseModel):
     """The rubric criterion's identifier."""
     route: Route
     """`deterministic` (a check on the captured state) or `semantic` (a judge)."""
-    result: Literal["pass", "fail", "ungraded"]
-    """The verdict; `ungraded` when no judge ran or grading failed — never a guess."""
+    result: Literal["pass", "fail", "ungraded", "grader_error"]
+    """The verdict; `ungraded` when no judge ran, `grader_error` when the judge could not decide
+    (its endpoint kept failing, its reply could not be read) — never a guess."""
     access: Literal["accessed", "not_accessed", "unknown"]
     """Whether every member of one sufficient evidence set was returned with its mapped
     content; `unknown` when the event log cannot decide."""
     detail: str = ""
     """The check's one-line reason (deterministic) or the judge's (semantic)."""
+    graded_by: str = ""
+    """Who decided: `check` (deterministic), the judge's id (`openai:MODEL`, `facts`, …), or empty."""
 
 
 class RunStats(BaseModel):
@@ -125,6 +128,16 @@ class ExecutionRecord(BaseModel):
     """What the agent reported (steps, tokens, stop reason); never used for grading."""
     trajectory: list[dict[str, Any]] = Field(default_factory=list)
     """The run's event log (every tool call, hash-chained) as stored."""
+    status: Literal["completed", "failed"] = "completed"
+    """`failed` when the run could not finish (e.g. the agent's endpoint was down); a failed run
+    has no verdicts and gives no result rows."""
+    error: str = ""
+    """Why a failed run failed."""
+    agent_config: dict[str, Any] = Field(default_factory=dict)
+    """The agent's configuration: id (`openai:MODEL`), endpoint, budgets, system-prompt digest."""
+    judge: dict[str, Any] | None = None
+    """The judge's frozen configuration (kind, id, model, endpoint, prompt digest, temperature,
+    retries); None when no judge graded the semantic criteria."""
 
     @model_validator(mode="after")
     def _criteria_unique(self) -> ExecutionRecord:
@@ -135,7 +148,9 @@ class ExecutionRecord(BaseModel):
         return self
 
     def rows(self, source: str = RUNS_SOURCE) -> list[ResultRow]:
-        """The record as normalized result rows, one per criterion."""
+        """The record as normalized result rows, one per criterion (none for a failed run)."""
+        if self.status == "failed":
+            return []
         condition, _, packet = self.condition.partition(":")
         return [
             ResultRow(

@@ -20,20 +20,22 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from decimal import ROUND_HALF_EVEN, Decimal
 from fractions import Fraction
-from html import escape
 from pathlib import Path
 from typing import Literal
 
-import jinja2
-from markupsafe import Markup
 from pydantic import BaseModel, ConfigDict, computed_field
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
 from worldkit.errors import UsageError
-from worldkit.run.ledgers import read_ledgers, read_task_labels
-from worldkit.run.record import load_rows
+from worldkit.run.analysis import DEFAULT_REPLICATES, DEFAULT_SEED, Analysis, analyze
+from worldkit.run.analysis.overlay_packets import overlay_packets
+from worldkit.run.analysis.packets import PacketSummary, read_matched_packets, summarize_packets
+from worldkit.run.analysis_tables import analysis_tables, packet_table
+from worldkit.run.ledgers import find_ledgers, read_ledgers, read_task_labels
+from worldkit.run.provenance import Provenance, ledger_provenance, records_provenance
+from worldkit.run.record import RUNS_SOURCE, find_records, load_rows
 from worldkit.run.results import ResultRow, check_rows
 
 __all__ = [
@@ -43,13 +45,15 @@ __all__ = [
     "Summary",
     "build_report",
     "load_report",
-    "render_html",
+    "analysis_reasons",
+    "analysis_specs",
+    "report_tables",
     "render_text",
     "report_json",
     "summarize",
 ]
 
-REPORT_SCHEMA_VERSION = 1
+REPORT_SCHEMA_VERSION = 2
 _MODEL = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 _STATS = ("inspections", "tool_calls", "tool_calls_before_first_access")
 
@@ -181,7 +185,7 @@ class Report(BaseModel):
 
     model_config = _MODEL
 
-    schema_version: Literal[1] = REPORT_SCHEMA_VERSION
+    schema_version: Literal[2] = REPORT_SCHEMA_VERSION
     """Version of the report format."""
     columns: list[str]
     """Column labels in display order (full before curated)."""
@@ -195,6 +199,14 @@ class Report(BaseModel):
     """Agent → column → summary."""
     task_labels: dict[str, str]
     """Task id → readable label, where known."""
+    analyses: list[Analysis] = []
+    """The paper's estimates, one per source (empty when not asked for)."""
+    packets: dict[str, PacketSummary] = {}
+    """Source → its curated packets' characteristics (Table 1), where known."""
+    notes: list[str] = []
+    """What the report could not include, and why."""
+    provenance: list[Provenance] = []
+    """What each source was computed from."""
 
 
 def _grouped(rows: list[ResultRow], key: Callable[[ResultRow], str]) -> dict[str, Summary]:
@@ -237,16 +249,55 @@ def build_report(rows: Iterable[ResultRow], task_labels: dict[str, str] | None =
     )
 
 
-def load_report(runs: Sequence[Path] = (), ledgers: Path | None = None) -> Report:
-    """Read execution records under `runs` and/or a ledger release, and build the report."""
+def load_report(runs: Sequence[Path] = (), ledgers: Path | None = None, *,
+                analysis: bool = True, replicates: int = DEFAULT_REPLICATES,
+                seed: int = DEFAULT_SEED, workers: int | None = None) -> Report:
+    """Read execution records under `runs` and/or a ledger release, and build the report.
+
+    With `analysis`, each source also gets the paper's estimates (`replicates` task-cluster
+    bootstrap replicates from `seed`, over `workers` processes; 0 replicates: no intervals),
+    its curated packets' characteristics and its provenance.
+    """
     if not runs and ledgers is None:
         raise UsageError("nothing to report: give one or more RUNS_DIR or --ledgers DIR")
+    if replicates < 0:
+        raise UsageError(f"--replicates must be 0 or more (got {replicates})")
     rows = list(load_rows(runs)) if runs else []
     labels: dict[str, str] = {}
+    packets: dict[str, PacketSummary] = {}
+    notes: list[str] = []
+    provenance: list[Provenance] = []
+    if runs:
+        files = find_records(runs)
+        packet_rows, packet_notes, titles = overlay_packets(files)
+        labels.update(titles)
+        notes += packet_notes
+        summary = summarize_packets(packet_rows)
+        if summary is not None:
+            packets[RUNS_SOURCE] = summary
+        provenance.append(records_provenance(list(runs)))
     if ledgers is not None:
-        rows += read_ledgers(ledgers)
-        labels = read_task_labels(ledgers)
-    return build_report(rows, labels)
+        ledger_rows = read_ledgers(ledgers)
+        source = ledger_rows[0].source if ledger_rows else ledgers.resolve().name
+        rows += ledger_rows
+        labels.update(read_task_labels(ledgers))
+        matched = read_matched_packets(find_ledgers(ledgers))
+        summary = summarize_packets(matched or [])
+        if summary is not None:
+            packets[source] = summary
+        else:
+            notes.append(f"{source}: no matched_results.json, so no packet table")
+        seen = sorted({row.run_id for row in ledger_rows})
+        agents = sorted({row.agent for row in ledger_rows})
+        provenance.append(ledger_provenance(ledgers, source).model_copy(
+            update={"run_ids": seen, "agents": agents}))
+    report = build_report(rows, labels)
+    if not analysis:
+        return report
+    return report.model_copy(update={
+        "analyses": analyze(rows, replicates=replicates, seed=seed, workers=workers),
+        "packets": packets, "notes": notes, "provenance": provenance,
+    })
 
 
 def report_json(report: Report) -> dict:
@@ -367,7 +418,8 @@ def _group_table(title: str, name: str, groups: dict[str, dict[str, Summary]],
     return title, header, rows
 
 
-def _tables(report: Report) -> list[TableSpec]:
+def report_tables(report: Report) -> list[TableSpec]:
+    """The raw tables: outcomes by condition and by packet, by task, by agent."""
     tables = [_outcome_table("Raw outcomes by condition", report.overall, report.columns)]
     if report.by_packet:
         tables.append(_outcome_table("Raw outcomes by curated packet", report.by_packet,
@@ -376,6 +428,24 @@ def _tables(report: Report) -> list[TableSpec]:
                                report.task_labels))
     tables.append(_group_table("By agent", "Agent", report.by_agent, report.columns, {}))
     return tables
+
+
+def analysis_specs(report: Report) -> list[TableSpec]:
+    """The estimate tables of every source, then each source's packet table."""
+    tables: list[TableSpec] = []
+    for result in report.analyses:
+        tables += analysis_tables(result, report.task_labels)[0]
+    for source, summary in sorted(report.packets.items()):
+        tables.append(packet_table(source, summary))
+    return tables
+
+
+def analysis_reasons(report: Report) -> list[str]:
+    """What could not be estimated and why, and the report's notes."""
+    lines = []
+    for result in report.analyses:
+        lines += analysis_tables(result, report.task_labels)[1]
+    return lines + [f"Note: {note}" for note in report.notes]
 
 
 def _packet_rank(report: Report) -> Callable[[str], tuple[int, str]]:
@@ -391,7 +461,7 @@ def render_text(report: Report, width: int = 240) -> str:
     out = io.StringIO()
     console = Console(file=out, width=width, color_system=None, force_terminal=False,
                       highlight=False, emoji=False, markup=False)
-    for title, header, rows in _tables(report):
+    for title, header, rows in report_tables(report) + analysis_specs(report):
         table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", highlight=False)
         for index, name in enumerate(header):
             text = index == 0 or name == "Condition"
@@ -399,132 +469,6 @@ def render_text(report: Report, width: int = 240) -> str:
         for row in rows:
             table.add_row(*row)
         console.print(table)
+    for line in analysis_reasons(report):
+        console.print(line)
     return "\n".join(line.rstrip() for line in out.getvalue().splitlines()) + "\n"
-
-
-# HTML and SVG charts ---------------------------------------------------------------------------
-
-_PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860")
-
-
-def _legend(series: Sequence[str], x: int, y: int) -> list[str]:
-    parts = []
-    for i, name in enumerate(series):
-        parts.append(f'<rect x="{x}" y="{y + 16 * i}" width="10" height="10" '
-                     f'fill="{_PALETTE[i % len(_PALETTE)]}"/>'
-                     f'<text x="{x + 14}" y="{y + 9 + 16 * i}">{escape(name)}</text>')
-    return parts
-
-
-def _bars(title: str, groups: Sequence[str], series: Sequence[str],
-          values: Sequence[Sequence[float | None]], unit: str = "") -> Markup:
-    """Grouped vertical bars: values[group][series]."""
-    known = [v for row in values for v in row if v is not None]
-    top = (100.0 if unit == "%" else max(known, default=0.0)) or 1.0
-    bar, gap, height, left, base = 18, 14, 160, 40, 190
-    width = left + len(groups) * (len(series) * bar + gap) + 160
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="240" '
-             f'font-family="sans-serif" font-size="10"><title>{escape(title)}</title>',
-             f'<line x1="{left - 4}" y1="{base}" x2="{width - 160}" y2="{base}" stroke="#999"/>']
-    for g, (group, row) in enumerate(zip(groups, values, strict=True)):
-        x0 = left + g * (len(series) * bar + gap)
-        for s, value in enumerate(row):
-            if value is None:
-                continue
-            h = round(height * value / top, 1)
-            x = x0 + s * bar
-            parts.append(f'<rect x="{x}" y="{round(base - h, 1)}" width="{bar - 2}" height="{h}" '
-                         f'fill="{_PALETTE[s % len(_PALETTE)]}"><title>{escape(group)} · '
-                         f'{escape(series[s])}: {value:.1f}{unit}</title></rect>'
-                         f'<text x="{x + (bar - 2) / 2}" y="{round(base - h - 3, 1)}" '
-                         f'text-anchor="middle" font-size="8">{value:.0f}</text>')
-        parts.append(f'<text x="{x0 + len(series) * bar / 2}" y="{base + 14}" '
-                     f'text-anchor="middle">{escape(group)}</text>')
-    parts += _legend(series, width - 150, 20)
-    parts.append("</svg>")
-    return Markup("".join(parts))
-
-
-def _stacked(title: str, groups: Sequence[str], segments: Sequence[str],
-             counts: Sequence[Sequence[int]]) -> Markup:
-    """One horizontal 100% bar per group, split into segments."""
-    left, span, row_h = 140, 360, 26
-    height = 20 + row_h * len(groups) + 16 * len(segments)
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{left + span + 20}" '
-             f'height="{height}" font-family="sans-serif" font-size="10">'
-             f'<title>{escape(title)}</title>']
-    for g, (group, row) in enumerate(zip(groups, counts, strict=True)):
-        y, x, total = 10 + g * row_h, float(left), sum(row) or 1
-        parts.append(f'<text x="{left - 6}" y="{y + 13}" text-anchor="end">{escape(group)}</text>')
-        for s, count in enumerate(row):
-            w = round(span * count / total, 1)
-            parts.append(f'<rect x="{round(x, 1)}" y="{y}" width="{w}" height="18" '
-                         f'fill="{_PALETTE[s % len(_PALETTE)]}"><title>{escape(group)} · '
-                         f'{escape(segments[s])}: {count}</title></rect>')
-            if w > 22:
-                parts.append(f'<text x="{round(x + w / 2, 1)}" y="{y + 13}" text-anchor="middle" '
-                             f'fill="#fff">{count}</text>')
-            x += w
-    parts += _legend(segments, left, 14 + row_h * len(groups))
-    parts.append("</svg>")
-    return Markup("".join(parts))
-
-
-def _charts(report: Report) -> list[tuple[str, Markup]]:
-    cols = report.columns
-
-    def pct(value: float | None) -> float | None:
-        return None if value is None else 100 * value
-
-    overall = [report.overall[c] for c in cols]
-    charts = [
-        ("Pass and access by condition", _bars(
-            "Pass and access by condition", cols, ["pass", "access", "pass given access"],
-            [[pct(s.pass_rate), pct(s.access_rate), pct(s.pass_given_access)] for s in overall],
-            "%")),
-        ("Joint access and pass counts", _stacked(
-            "Joint access and pass counts", cols,
-            ["accessed, pass", "accessed, fail", "not accessed, pass", "not accessed, fail"],
-            [[s.accessed_pass, s.accessed_fail, s.not_accessed_pass, s.not_accessed_fail]
-             for s in overall])),
-        ("Search burden, mean per run", _bars(
-            "Search burden, mean per run", ["inspections", "tool calls", "before access"], cols,
-            [[getattr(s, stat).mean for s in overall] for stat in _STATS])),
-        ("Pass by task", _bars(
-            "Pass by task", list(report.by_task), cols,
-            [[pct(g[c].pass_rate) if c in g else None for c in cols]
-             for g in report.by_task.values()], "%")),
-        ("Pass and access by agent", _bars(
-            "Pass and access by agent", list(report.by_agent),
-            [f"{c} {m}" for c in cols for m in ("pass", "access")],
-            [[pct(getattr(g[c], m)) if c in g else None for c in cols
-              for m in ("pass_rate", "access_rate")] for g in report.by_agent.values()], "%")),
-    ]
-    return charts
-
-
-_PAGE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>worldkit report</title>
-<style>body{font-family:sans-serif;margin:2em;max-width:72em}table{border-collapse:collapse;
-margin:0 0 2em}th,td{padding:.2em .7em;border-bottom:1px solid #ddd;text-align:right}
-th:first-child,td:first-child,th:nth-child(2),td:nth-child(2){text-align:left}
-figure{display:inline-block;margin:0 2em 2em 0}figcaption{font-weight:bold}</style></head>
-<body><h1>worldkit report</h1>
-<p>Pass uses graded executions; access uses observable labels (unknown excluded); pass given
-access is descriptive; search burden is a mean per run.</p>
-<h2>Charts</h2>
-{% for caption, svg in charts %}<figure><figcaption>{{ caption }}</figcaption>{{ svg }}</figure>
-{% endfor %}
-{% for title, header, rows in tables %}<h2>{{ title }}</h2>
-<table><thead><tr>{% for cell in header %}<th>{{ cell }}</th>{% endfor %}</tr></thead><tbody>
-{% for row in rows %}<tr>{% for cell in row %}<td>{{ cell }}</td>{% endfor %}</tr>
-{% endfor %}</tbody></table>
-{% endfor %}</body></html>
-"""
-
-
-def render_html(report: Report) -> str:
-    """A self-contained HTML page: the tables and inline SVG charts, no scripts."""
-    environment = jinja2.Environment(autoescape=True, keep_trailing_newline=True,
-                                     undefined=jinja2.StrictUndefined)
-    return environment.from_string(_PAGE).render(charts=_charts(report), tables=_tables(report))

@@ -1,13 +1,16 @@
 """`worldkit run`: stage a task, let an agent work through the seat's tools, capture, grade, record.
 
-The final state is captured from the servers' state and the workspace on disk, never from the
-agent's last message. A run is blocked (nothing is started) when the staged package fails its
-workspace check.
+The run folder (`worldkit.run.folder`) is staged first; the final state is captured from the
+servers' event log and the workspace on disk, never from the agent's last message, and graded by
+the same code as `grade` and `regrade` (`worldkit.run.grading`). A run is blocked (nothing is
+started) when the staged package fails its workspace check. A run whose agent fails (its endpoint
+is down or keeps answering 500) is marked failed — a `worldkit:run-failed` event closes its log
+and its execution record says `status: failed` — and raises `RunFailed` (exit 4).
 """
 
 from __future__ import annotations
 
-import shutil
+import re
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,23 +19,19 @@ from typing import Any
 import anyio
 from mcp import Client
 
-from worldkit.errors import CheckFailed
-from worldkit.mcp.seat import SeatView
+from worldkit.errors import CheckFailed, WorldkitError
 from worldkit.mcp.server import build_seat_server
-from worldkit.mcp.state import DiskWorkspace, SeatState, pre_task_state, scan_workspace
-from worldkit.overlay import apply_overlay, load_overlay, overlay_digest, resolve_overlay
-from worldkit.overlay.changes import baseline_records
-from worldkit.overlay.context import GradingContext
-from worldkit.overlay.grading import evaluate_rubric
+from worldkit.mcp.state import DiskWorkspace, SeatState, pre_task_state
+from worldkit.overlay import load_overlay, resolve_overlay
 from worldkit.overlay.models import Overlay
 from worldkit.overlay.toolconfig import ToolConfig
-from worldkit.run.access import evidence_access
+from worldkit.run import folder as run_folder
 from worldkit.run.agents import AgentTask, make_agent
+from worldkit.run.grading import Grades, build_record, capture, grade_captured, revision_digest, summary
 from worldkit.run.judge import Judge
 from worldkit.run.record import (
     RECORD_FILENAME,
     RECORD_SCHEMA_VERSION,
-    CriterionOutcome,
     ExecutionRecord,
     RunStats,
     write_record,
@@ -41,6 +40,14 @@ from worldkit.run.session import MCPToolSession
 from worldkit.store import EventLog, Store, read_events
 from worldkit.verify.workspace import verify_workspace
 
+__all__ = ["FAILED_TOOL", "RunFailed", "RunResult", "agent_config", "check_staged", "run_task"]
+
+FAILED_TOOL = "worldkit:run-failed"
+
+
+class RunFailed(WorldkitError):
+    """The agent could not finish (its endpoint was down, kept failing, …); the run is marked failed."""
+
 
 @dataclass(frozen=True)
 class RunResult:
@@ -48,41 +55,36 @@ class RunResult:
     record: ExecutionRecord
 
     def summary(self) -> dict[str, Any]:
-        criteria = {c.id: c.result for c in self.record.criteria}
-        routes = {c.id: c.route for c in self.record.criteria}
-        deterministic = [cid for cid, route in routes.items() if route == "deterministic"]
-        return {
-            "run_id": self.record.run_id,
-            "task": self.record.task,
-            "agent": self.record.agent,
-            "condition": self.record.condition,
-            "criteria": criteria,
-            "access": {c.id: c.access for c in self.record.criteria},
-            "deterministic_passed": sum(criteria[c] == "pass" for c in deterministic),
-            "deterministic_total": len(deterministic),
-            "record": str(self.run_dir / RECORD_FILENAME),
-        }
+        return summary(self.record, self.run_dir / RECORD_FILENAME)
 
 
-def _condition_slug(condition: str) -> str:
-    return condition.replace(":", "-")
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "agent"
 
 
-def grade(
-    overlay: Overlay, ctx: GradingContext, judge: Judge | None
-) -> list[tuple[str, str, str, str]]:
-    """(criterion id, route, pass|fail|ungraded, detail) for every criterion."""
-    checked = evaluate_rubric(overlay, ctx)
-    graded = []
-    for criterion in overlay.rubric:
-        verdict = checked.get(criterion.id)
-        if verdict is None and criterion.route == "semantic" and judge is not None:
-            verdict = judge.grade(overlay, criterion, ctx)
-        if verdict is None:
-            graded.append((criterion.id, criterion.route, "ungraded", "no judge" if criterion.route == "semantic" else "no check"))
-        else:
-            graded.append((criterion.id, criterion.route, "pass" if verdict.passed else "fail", verdict.detail))
-    return graded
+def agent_config(agent: Any) -> dict[str, Any]:
+    """The agent's configuration for the record; `id` is how reports group agents."""
+    describe = getattr(agent, "describe", None)
+    config = dict(describe()) if callable(describe) else {}
+    config.setdefault("id", getattr(agent, "id", None) or getattr(agent, "name", type(agent).__name__))
+    return config
+
+
+def check_staged(candidate: Path) -> None:
+    """Refuse a staged package that fails its workspace check (it is not what was frozen)."""
+    for staged in (candidate, candidate / "projection"):
+        check = verify_workspace(staged)
+        if check.status != "pass":
+            problems = "; ".join(f"{i.kind} {i.path}" for i in check.items[:5])
+            raise CheckFailed(f"run blocked: staged package {staged} fails the workspace check ({problems}); {check.fix}")
+
+
+def _leaf(error: BaseException) -> BaseException:
+    """The error inside (possibly nested) exception groups — a WorldkitError if there is one."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        found = [e for e in error.exceptions if isinstance(_leaf(e), WorldkitError)]
+        error = found[0] if found else error.exceptions[0]
+    return error
 
 
 def run_task(
@@ -98,108 +100,101 @@ def run_task(
 ) -> RunResult:
     overlay = overlay_ref if isinstance(overlay_ref, Overlay) else load_overlay(resolve_overlay(overlay_ref))
     agent = make_agent(agent_name, agent_options)
-    run_id = run_id or f"{overlay.id}.{agent_name}.{_condition_slug(condition)}.{uuid.uuid4().hex[:10]}"
+    config_of_agent = agent_config(agent)
+    agent_id = str(config_of_agent["id"])
+    run_id = run_id or f"{overlay.id}.{_slug(agent_id)}.{_slug(condition)}.{uuid.uuid4().hex[:10]}"
     run_dir = Path(runs_dir).absolute() / run_id
-    package = apply_overlay(overlay, run_dir / "package", condition)
-    candidate = package.candidate
-    for staged in (candidate, candidate / "projection"):
-        check = verify_workspace(staged)
-        if check.status != "pass":
-            problems = "; ".join(f"{i.kind} {i.path}" for i in check.items[:5])
-            raise CheckFailed(f"run blocked: staged package {staged} fails the workspace check ({problems}); {check.fix}")
-    projection = candidate / "projection"
-    # The agent works on a copy: the staged package stays the frozen pre-task state (replay uses it).
-    workspace = run_dir / "workspace"
-    shutil.copytree(candidate / "workspace", workspace)
+    paths = run_folder.RunPaths(run_dir)
+    _folder, package = run_folder.stage_run_folder(
+        overlay, run_dir, run_id=run_id, condition=condition, store=store_url, agent=agent_id,
+        agent_config=config_of_agent,
+    )  # fmt: skip
+    candidate = paths.candidate
+    check_staged(candidate)
     config = ToolConfig.model_validate_json((candidate / "tool-config.json").read_bytes())
-    workspace_before = scan_workspace(workspace)
-    state = SeatState(pre_task_state(candidate).base, DiskWorkspace(workspace))
-    state_before = state.digest()
+    state = SeatState(pre_task_state(candidate).base, DiskWorkspace(paths.workspace))
     reference = tuple(a.model_dump(mode="json") for a in overlay.reference.actions) if agent_name == "oracle" else ()
     task = AgentTask(request=(candidate / "request.md").read_text(encoding="utf-8"), seat=config.seat, reference_actions=reference)
 
+    failure: str | None = None
+    outcome: Any = None
     with Store.open(store_url) as store:
         log = EventLog(store, run_id, config.seat)
-        server = build_seat_server(projection, config, workspace=workspace, event_log=log, state=state)
+        try:
+            server = build_seat_server(paths.projection, config, workspace=paths.workspace, event_log=log, state=state)
 
-        async def drive() -> Any:
-            async with Client(server) as client:
-                return await agent.run(task, MCPToolSession(client))
+            async def drive() -> Any:
+                async with Client(server) as client:
+                    return await agent.run(task, MCPToolSession(client))
 
-        outcome = anyio.run(drive)
-        log.close()
+            try:
+                outcome = anyio.run(drive)
+            except Exception as error:  # noqa: BLE001 - any agent failure marks the run failed, then is reported
+                leaf = _leaf(error)
+                failure = leaf.message if isinstance(leaf, WorldkitError) else f"{type(leaf).__name__}: {leaf}"
+                log.append(FAILED_TOOL, {"agent": agent_id}, "error", None, {"error": failure[:1000]})
+        finally:
+            log.close()
         events = [e.model_dump(mode="json") for e in read_events(store, run_id)]
 
-    # Capture: from the servers' state and the disk, independently of the agent's message.
-    workspace_after = scan_workspace(workspace)
-    records = state.final_records(baseline_records(projection))
-    sent = state.sent_messages()
-    ctx = GradingContext(workspace=workspace, records=records, sent=sent, events=events, projection=projection)
-    graded = grade(overlay, ctx, judge)
-    access = evidence_access(overlay, SeatView(projection, config), events)
-    deliverable = overlay.deliverable.path
-    record = ExecutionRecord(
-        schema_version=RECORD_SCHEMA_VERSION,
-        run_id=run_id,
-        task=overlay.id,
-        agent=agent_name,
-        condition=condition,
-        criteria=[
-            CriterionOutcome(id=cid, route=route, result=result, access=access.labels[cid], detail=detail)
-            for cid, route, result, detail in graded
-        ],
-        stats=RunStats(
-            inspections=access.inspections,
-            tool_calls=access.tool_calls,
-            tool_calls_before_first_access=access.tool_calls_before_first_access,
-        ),
-        inputs={
-            "world": overlay.world, "rev": overlay.rev, "date": overlay.date.isoformat(), "seat": overlay.seat,
-            "overlay": overlay.id, "overlay_sha256": overlay_digest(overlay),
-            "overlay_path": str(overlay._source or ""),
-            "revision_digest": package.summary().get("revision_digest", ""),
-        },
-        digests={
-            "fingerprint": package.fingerprint,
-            "candidate_sha256": package.candidate_sha256,
-            "verifier_sha256": package.verifier_sha256,
-            "state_before": state_before,
-            "state_after": state.digest(),
-            "event_log_head": events[-1]["hash"] if events else "",
-        },
-        workspace_before=workspace_before,
-        workspace_after=workspace_after,
-        deliverables={deliverable: workspace_after.get(deliverable)} if deliverable else {},
+    if failure is not None:
+        record = _failed_record(overlay, package, run_id, agent_id, condition, config_of_agent, events, failure, paths)
+        write_record(record, paths.record)
+        raise RunFailed(f"run {run_id} failed: {failure}. The run is marked failed (record {paths.record})")
+
+    captured = capture(overlay, candidate, paths.workspace, events)
+    if captured.state_after != state.digest():
+        raise CheckFailed(
+            f"run {run_id}: replaying its log gives state {captured.state_after} but the servers ended at "
+            f"{state.digest()}; the event log is incomplete — re-run the task"
+        )
+    grades: Grades = grade_captured(captured, judge)
+    record = build_record(
+        captured, grades, run_id=run_id, agent=agent_id, condition=condition, agent_config=config_of_agent,
         agent_result={"steps": outcome.steps, "tokens": outcome.tokens, "stopped_by": outcome.stopped_by,
                       "notes": outcome.notes, "final_message": outcome.final_message[:2000]},
-        trajectory=events,
-    )
-    write_record(record, run_dir / RECORD_FILENAME)
+        package_summary=package.summary(),
+    )  # fmt: skip
+    write_record(record, paths.record)
     return RunResult(run_dir=run_dir, record=record)
 
 
-def regrade_run(run_dir: Path, judge: Judge | None = None) -> tuple[ExecutionRecord, list[tuple[str, str, str, str]]]:
-    """Grade a finished run again from disk: the workspace as captured, records and mail rebuilt by
-    replaying the logged state changes onto the pre-task projection."""
-    from worldkit.run.record import read_record
+def _failed_record(
+    overlay: Overlay,
+    package: Any,
+    run_id: str,
+    agent_id: str,
+    condition: str,
+    config_of_agent: dict[str, Any],
+    events: list[dict[str, Any]],
+    failure: str,
+    paths: run_folder.RunPaths,
+) -> ExecutionRecord:
+    from worldkit.mcp.state import scan_workspace
+    from worldkit.overlay import overlay_digest
 
-    run_dir = Path(run_dir)
-    record = read_record(run_dir / RECORD_FILENAME)
-    overlay = load_overlay(record.inputs.get("overlay_path") or resolve_overlay(record.task))
-    candidate = run_dir / "package" / "candidate"
-    projection = candidate / "projection"
-    workspace = run_dir / "workspace"
-    if scan_workspace(workspace) != record.workspace_after:
-        raise CheckFailed(f"workspace {workspace} no longer matches the execution record; it was modified after the run")
-    state = pre_task_state(projection)
-    for event in record.trajectory:
-        if event.get("state_change") and event["tool"] in ("update_record", "send_message"):
-            state.apply(event["state_change"])
-    ctx = GradingContext(
-        workspace=workspace,
-        records=state.final_records(baseline_records(projection)),
-        sent=state.sent_messages(),
-        events=record.trajectory,
-        projection=projection,
+    summary_ = package.summary()
+    return ExecutionRecord(
+        schema_version=RECORD_SCHEMA_VERSION,
+        run_id=run_id,
+        task=overlay.id,
+        agent=agent_id,
+        condition=condition,
+        criteria=[],
+        stats=RunStats(inspections=None, tool_calls=None, tool_calls_before_first_access=None),
+        inputs={
+            "world": overlay.world, "rev": overlay.rev, "date": overlay.date.isoformat(), "seat": overlay.seat,
+            "overlay": overlay.id, "overlay_sha256": overlay_digest(overlay), "overlay_path": str(overlay.source or ""),
+            "revision_digest": revision_digest(paths.candidate),
+        },  # fmt: skip
+        digests={
+            "fingerprint": summary_["fingerprint"], "candidate_sha256": summary_["candidate_sha256"],
+            "verifier_sha256": summary_["verifier_sha256"], "event_log_head": events[-1]["hash"] if events else "",
+        },  # fmt: skip
+        workspace_before=scan_workspace(paths.candidate / "workspace"),
+        workspace_after=scan_workspace(paths.workspace),
+        trajectory=events,
+        status="failed",
+        error=failure[:2000],
+        agent_config=config_of_agent,
     )
-    return record, grade(overlay, ctx, judge)

@@ -79,8 +79,8 @@ def test_package_layout_and_contents(tmp_path: Path) -> None:
     assert (config.seat, config.person, config.surfaces) == ("S1", "P1", ["files", "records"])
     assert config.may_write("triage.md") and not config.may_write("other.md")
     assert sorted(_tree(applied.verifier)) == [
-        "evidence.json", "manifest.json", "reference/files/expected.md", "reference/solution.json",
-        "rubric.json", "task.json", "truth.json",
+        "evidence.json", "manifest.json", "reference/counterfactuals.json", "reference/files/expected.md",
+        "reference/solution.json", "rubric.json", "task.json", "truth.json",
     ]  # fmt: skip
     assert (applied.verifier / "reference/files/expected.md").read_bytes() == (TRIAGE.parent / "reference/expected.md").read_bytes()
     evidence = json.loads((applied.verifier / "evidence.json").read_text())

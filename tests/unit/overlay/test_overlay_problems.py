@@ -54,7 +54,6 @@ def test_warnings_do_not_fail_the_check(mutated) -> None:
     def change(raw: dict) -> None:
         raw["curated"]["curator-1"] = ["records/qms/CC-1.json", "records/qms/CC-1.json"]
         raw["reviewed_overlaps"].append({"sha256": "ab" * 32, "rationale": "stale"})
-        raw["rubric"][0]["passes_when_nothing_done"] = True
         raw["truth"]["sources"].append({"surface": "mail", "locator": "M404"})
 
     report = check_overlay(mutated(change))
@@ -63,7 +62,7 @@ def test_warnings_do_not_fail_the_check(mutated) -> None:
     assert codes["curated-duplicate"] == ["curated.curator-1[1]"]
     assert "curated.curator-1" in codes["packet-incomplete"]
     assert codes["overlap-unused"] == ["reviewed_overlaps[1]"]
-    assert codes["flag-unneeded"] == ["rubric[C1]"]
+    assert codes["counterfactual-missing"] == ["counterfactuals"]  # none declared: a warning
     assert codes["truth-source-missing"] == ["truth.sources[2]"]
     assert all(p.severity == "warning" for p in report.problems)
 

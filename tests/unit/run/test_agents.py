@@ -126,5 +126,24 @@ def test_noop_and_oracle() -> None:
 
 
 def test_unknown_agent_lists_choices() -> None:
-    with pytest.raises(UsageError, match="available agents: noop, openai, oracle"):
+    with pytest.raises(UsageError, match=r"available agents: baseline:fixed, .*noop, openai\[:MODEL\], oracle"):
         make_agent("gpt-9")
+
+
+def test_malformed_arguments_still_reach_the_tools_and_the_model_is_told() -> None:
+    script = _Script([
+        {"choices": [{"message": {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "bad", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\": "}}]}}]},
+        {"choices": [{"message": {"role": "assistant", "content": "gave up"}}]},
+    ])  # fmt: skip
+    server, url = _serve(script)
+    try:
+        agent = make_agent("openai", {"base_url": url, "model": "m"})
+        tools = FakeTools()
+        anyio.run(agent.run, AgentTask(request="x", seat="S1"), tools)
+    finally:
+        server.shutdown()
+    assert tools.calls == [("read_file", {"_invalid_json_arguments": '{"path": '})]
+    told = [m for m in script.requests[-1]["messages"] if m["role"] == "tool"]
+    assert told[0]["content"].startswith("error: arguments are not a valid JSON object")
+    assert agent.describe()["id"] == "openai:m" and "api_key" not in agent.describe()

@@ -20,7 +20,14 @@ from worldkit.run.record import (
     load_rows,
     write_record,
 )
-from worldkit.run.report import build_report, render_html, render_text, report_json, summarize
+from worldkit.run.report import (
+    build_report,
+    load_report,
+    render_text,
+    report_json,
+    summarize,
+)
+from worldkit.run.report_html import render_html
 from worldkit.run.results import InvalidResults, ResultRow
 
 
@@ -138,7 +145,7 @@ def test_sources_stay_in_separate_columns(tmp_path: Path, shared_data: Path) -> 
 def test_json_carries_counts_and_rates(tmp_path: Path) -> None:
     data = json.loads(pretty_json(report_json(build_report(
         load_rows([write_runs(tmp_path / "runs", RECORDS)])))))
-    assert data["schema_version"] == 1
+    assert data["schema_version"] == 2
     assert data["columns"] == ["full", "curated"]
     full = data["overall"]["full"]
     assert (full["passed"], full["graded"], full["pass_rate"]) == (3, 5, 0.6)
@@ -146,21 +153,29 @@ def test_json_carries_counts_and_rates(tmp_path: Path) -> None:
     assert set(data["by_task"]) == {"T01"} and set(data["by_agent"]) == {"oracle"}
 
 
-def test_html_has_tables_and_inline_svg(shared_data: Path) -> None:
+def test_html_has_figures_tables_and_provenance(shared_data: Path) -> None:
     folder = shared_data / "workworld"
-    page = render_html(build_report(read_ledgers(folder), read_task_labels(folder)))
+    page = render_html(load_report(ledgers=folder, replicates=0))
     assert page.startswith("<!doctype html>")
-    assert page.count("<svg") == 5 and "<script" not in page and "http" not in page.replace(
-        'xmlns="http://www.w3.org/2000/svg"', "")
-    assert "<h2>Raw outcomes by condition</h2>" in page
+    # Six Figure 3 panels, inline; nothing fetched, nothing run.
+    assert page.count("<svg") == 6 and "<script" not in page
+    assert "http" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "").replace(
+        'xmlns:xlink="http://www.w3.org/1999/xlink"', "")
+    assert "<caption>Raw outcomes by condition</caption>" in page
     assert "<td>Pass given access</td><td>517/614 (84.2%)</td><td>634/767 (82.7%)</td>" in page
     assert "<td>T01 stability update</td>" in page
-    assert "accessed, pass: 517" in page
+    # Task names, not codes, label the by-task and sensitivity panels (text stays text).
+    figures = page.split("<h2>Tables</h2>")[0]
+    assert "supplier-change audit" in figures and "T06" not in figures
+    assert "without validation defense" in page
+    assert "af6e6648d24cbb0d46d91664dbcbe32fbdb782510db9214a52243693bae4bfcc" in page
+    assert "claude-opus-5" in page and "run-192" in page
 
 
 def test_html_escapes_names(tmp_path: Path) -> None:
     rows = record("r1", agent="<b>x</b>", criteria=[("C1", "pass", "accessed")]).rows()
     page = render_html(build_report(rows))
+    assert "<svg" not in page  # no estimates, no figure panels
     assert "<b>x</b>" not in page and "&lt;b&gt;x&lt;/b&gt;" in page
 
 

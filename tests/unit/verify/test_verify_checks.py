@@ -286,7 +286,8 @@ def test_rubric_sanity_catches_a_trivial_pass_and_a_failing_reference(tmp_path: 
     frozen = freeze_fixture(tmp_path)
     overlay = frozen.overlays / "cc1-report.yaml"
     text = overlay.read_text(encoding="utf-8")
-    text = text.replace("    passes_when_nothing_done: true\n", "", 1)  # C9 passes on nothing, now unmarked
+    text = text.replace("check: {type: mail_not_sent, to: list-all}",  # C9 now holds before the task starts
+                        "check: {type: record_state_equals, record: CC-1, status: approved}")
     text = text.replace("check: {type: contains, path: report.md, text: approved, case: insensitive}",
                         "check: {type: contains, path: report.md, text: rejected, case: insensitive}")
     overlay.write_text(text, encoding="utf-8")

@@ -1,9 +1,10 @@
-"""Rubric sanity: doing nothing passes only what is marked so; the reference solution passes all.
+"""Rubric sanity: doing nothing passes nothing; the reference solution passes all.
 
-A rule from practice (WorkWorlds): a criterion that a do-nothing agent passes measures nothing
-unless the task says so (`passes_when_nothing_done`), and a deterministic criterion the
-reference solution fails is a broken check. Both are decided on the staged candidate projection,
-with the same check code the grader runs.
+A rule from practice (WorkWorlds): a criterion that a do-nothing agent passes measures nothing,
+and a deterministic criterion the reference solution fails is a broken check. An absence (no
+prohibited change, nothing sent) is credited only when the deliverable exists, so no criterion
+may pass on nothing done. Both are decided on the staged candidate projection, with the same
+check code the grader runs.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from worldkit.overlay.grading import replay_actions, seed_workspace
+from worldkit.overlay.grading import evaluate_check, replay_actions, seed_workspace
 from worldkit.verify.checks import BaseCheck, register
 from worldkit.verify.context import VerifyContext
 from worldkit.verify.result import CheckResult, Item
@@ -20,13 +21,10 @@ from worldkit.verify.result import CheckResult, Item
 @register
 class RubricSanity(BaseCheck):
     id = "rubric-sanity"
-    purpose = (
-        "Doing nothing passes no criterion unless it is marked passes_when_nothing_done; "
-        "the reference solution passes every deterministic criterion."
-    )
+    purpose = "Doing nothing passes no criterion; the reference solution passes every deterministic criterion."
     fix = (
-        "Tighten the check (or mark `passes_when_nothing_done: true` if passing on nothing is intended); "
-        "make the reference actions produce what the check reads."
+        "Tighten the check so it states what the deliverable must contain (an absence is credited only when the "
+        "deliverable exists); make the reference actions produce what the check reads."
     )
     cost = 2
 
@@ -45,10 +43,10 @@ class RubricSanity(BaseCheck):
                     seed_workspace(overlay, workspace)
                     grading, _refusals = replay_actions(overlay, projection, workspace, actions)
                     for criterion in overlay.rubric:
-                        if criterion.check is None:
+                        verdict = evaluate_check(overlay, criterion, grading)
+                        if verdict is None:
                             continue
-                        verdict = criterion.check.evaluate(grading)
-                        if label == "nothing-done" and verdict.passed and not criterion.passes_when_nothing_done:
+                        if label == "nothing-done" and verdict.passed:
                             items.append(Item(kind="passes-when-nothing-done", where=f"{overlay.id} {criterion.id}",
                                               detail=verdict.detail))  # fmt: skip
                         if label == "reference" and not verdict.passed:

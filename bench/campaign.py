@@ -1,0 +1,136 @@
+"""Campaign benchmark: parallel speed-up, and memory over the paper's full 192-run plan.
+
+- `speedup` (default): a 24-run oracle/noop campaign (3 PharmaCo tasks × 2 agents × 4 full runs)
+  run by `worldkit campaign run` with 1 worker, then with 2, each in a fresh folder and store;
+  prints both wall times and their ratio (target ≤ 0.6 on the 2-core machine). Medians of
+  `--repeats`.
+- `--paper`: the paper's design, 8 tasks × 3 agents × (4 full + 2 per curator's packet) = 192
+  runs, with oracle, noop and a scripted `openai` agent (a local endpoint that answers at once);
+  prints the workers' resident memory after each run (from the store) and the per-run slope.
+
+    python bench/campaign.py [--workers 2] [--repeats 1] [--paper]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import defaultdict
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": str(REPO)}
+SPEEDUP_TASKS = ["qualification-sweep", "shelf-life-assessment", "stability-update"]
+PAPER_TASKS = [
+    "authority-response", "overwrap-position", "qualification-sweep", "records-integrity",
+    "shelf-life-assessment", "stability-update", "supplier-change-audit", "validation-defense",
+]  # fmt: skip
+
+
+def campaign(design: Path, out: Path, workers: int) -> tuple[float, dict]:
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "worldkit", "campaign", "run", str(design), "--out", str(out),
+         "--workers", str(workers), "--json"],
+        env=ENV, capture_output=True, check=False,
+    )  # fmt: skip
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"campaign failed ({done.returncode}): {done.stderr.decode()[-2000:]}")
+    return elapsed, json.loads(done.stdout)
+
+
+def speedup(args: argparse.Namespace) -> dict:
+    times: dict[int, list[float]] = defaultdict(list)
+    with tempfile.TemporaryDirectory(prefix="wkcampaign-speedup-") as tmp:
+        design = Path(tmp) / "design.yaml"
+        design.write_text(f"tasks: {json.dumps(SPEEDUP_TASKS)}\nagents: [oracle, noop]\nconditions: {{full: 4}}\nseed: 1\n")
+        for repeat in range(args.repeats):
+            for workers in (1, args.workers):
+                elapsed, state = campaign(design, Path(tmp) / f"w{workers}-{repeat}", workers)
+                assert state["done"] == state["planned"] == 24, state
+                times[workers].append(elapsed)
+    one, many = statistics.median(times[1]), statistics.median(times[args.workers])
+    return {"bench": "campaign.speedup", "runs": 24, "workers": args.workers, "t_1_worker_s": round(one, 2),
+            f"t_{args.workers}_workers_s": round(many, 2), "ratio": round(many / one, 3), "target": 0.6,
+            "cpus": os.cpu_count(), "repeats": args.repeats}  # fmt: skip
+
+
+def _scripted_endpoint() -> tuple[ThreadingHTTPServer, str]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server API
+            self.rfile.read(int(self.headers["Content-Length"]))
+            data = json.dumps({"choices": [{"message": {"role": "assistant", "content": "done"}}],
+                               "usage": {"total_tokens": 1}}).encode()  # fmt: skip
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/v1"
+
+
+def paper(args: argparse.Namespace) -> dict:
+    import sqlalchemy as sa
+
+    server, url = _scripted_endpoint()
+    try:
+        with tempfile.TemporaryDirectory(prefix="wkcampaign-paper-") as tmp:
+            design = Path(tmp) / "design.yaml"
+            design.write_text(
+                f"tasks: {json.dumps(PAPER_TASKS)}\n"
+                f"agents: [oracle, noop, {{agent: 'openai:scripted', options: {{base_url: '{url}'}}}}]\n"
+                "conditions: {full: 4, curated: 2}\nseed: 20260301\n"
+            )
+            out = Path(tmp) / "c"
+            elapsed, state = campaign(design, out, args.workers)
+            engine = sa.create_engine(f"sqlite:///{out / 'store.db'}")
+            with engine.connect() as conn:
+                rows = conn.execute(sa.text(
+                    "select holder, rss_kb from campaign_runs where status = 'done' order by finished_at"
+                )).all()  # fmt: skip
+            engine.dispose()
+    finally:
+        server.shutdown()
+    per_worker: dict[str, list[int]] = defaultdict(list)
+    for holder, rss in rows:
+        per_worker[holder].append(rss)
+    slopes = []
+    for series in per_worker.values():
+        tail = series[5:]  # after warm-up (first imports, caches filled)
+        if len(tail) >= 10:
+            slopes.append(float(np.polyfit(np.arange(len(tail)), np.array(tail, dtype=float), 1)[0]))
+    return {"bench": "campaign.paper", "planned": state["planned"], "done": state["done"], "failed": state["failed"],
+            "workers": args.workers, "wall_s": round(elapsed, 1),
+            "rss_mb_first": [round(s[0] / 1024, 1) for s in per_worker.values()],
+            "rss_mb_last": [round(s[-1] / 1024, 1) for s in per_worker.values()],
+            "rss_kb_per_run_slope": [round(s, 1) for s in slopes]}  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--paper", action="store_true", help="run the 192-run plan and report memory")
+    args = parser.parse_args()
+    print(json.dumps(paper(args) if args.paper else speedup(args)))
+
+
+if __name__ == "__main__":
+    main()

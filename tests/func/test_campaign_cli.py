@@ -1,0 +1,169 @@
+"""`worldkit campaign run/status` end to end: kill -9 and resume, two hosts on one PostgreSQL store."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.overlays.paths import TRIAGE
+from worldkit._cli.main import run
+from worldkit.run.campaign import claims
+from worldkit.run.record import read_record
+from worldkit.store import Store, list_runs
+
+REPO = Path(__file__).resolve().parents[2]
+ENV = {**os.environ, "PYTHONPATH": str(REPO)}
+
+
+def write_design(folder: Path, full: int = 2, curated: int = 1) -> Path:
+    design = folder / "design.yaml"
+    design.write_text(
+        f"tasks: [{TRIAGE}]\nagents: [oracle, noop]\nconditions: {{full: {full}, curated: {curated}}}\nseed: 7\n"
+    )
+    return design
+
+
+def start(design: Path, out: Path, *extra: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "worldkit", "campaign", "run", str(design), "--out", str(out), *extra],
+        env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+
+
+def status(out: Path, *extra: str) -> dict:
+    done = subprocess.run([sys.executable, "-m", "worldkit", "campaign", "status", str(out), "--json", *extra],
+                          env=ENV, capture_output=True, check=True)
+    return json.loads(done.stdout)
+
+
+def check_complete(out: Path, store_url: str, planned: int) -> None:
+    """planned = done = records; one record per planned run, the attempt the store recorded."""
+    plan = json.loads((out / "plan.json").read_bytes())
+    campaign_id = json.loads((out / "campaign.json").read_bytes())["campaign_id"]
+    with Store.open(store_url) as store:
+        rows = claims.rows(store, campaign_id)
+    assert [r.status for r in rows] == ["done"] * planned == ["done"] * len(plan["runs"])
+    records = sorted((out / "runs").glob("*/execution-record.json"))
+    assert len(records) == planned
+    by_run = {read_record(p).run_id: p for p in records}
+    assert sorted(by_run) == sorted(r.run_id for r in rows)
+    for row in rows:
+        record = read_record(by_run[row.run_id])
+        planned_run = plan["runs"][row.seq - 1]
+        assert (record.task, record.agent, record.condition) == (
+            planned_run["task"], planned_run["agent"], planned_run["condition"])
+    assert not (out / ".inflight").exists() or not any((out / ".inflight").iterdir())
+
+
+def test_kill_9_during_a_two_worker_campaign_then_resume(tmp_path: Path) -> None:
+    design, out = write_design(tmp_path, full=2, curated=1), tmp_path / "campaign"
+    store_url = f"sqlite:///{out / 'store.db'}"
+    proc = start(design, out, "--workers", "2")
+    deadline = time.monotonic() + 120
+    killed_running: list[tuple[int, int]] = []
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        if not (out / "campaign.json").exists():
+            continue
+        with Store.open(store_url) as store:
+            rows = claims.rows(store, json.loads((out / "campaign.json").read_bytes())["campaign_id"])
+        running = [(r.seq, r.attempt) for r in rows if r.status == "running"]
+        if any(r.status == "done" for r in rows) and running:
+            os.kill(proc.pid, signal.SIGKILL)  # the coordinator only: its workers must die with it
+            killed_running = running
+            holders = [claims.Holder.parse(r.holder) for r in rows if r.status == "running"]
+            break
+    proc.wait(10)
+    assert killed_running, "the campaign finished before it could be killed mid-run"
+    for _ in range(50):
+        if not any(h.alive() for h in holders):
+            break
+        time.sleep(0.1)
+    assert not any(h.alive() for h in holders), "workers outlived their coordinator"
+    middle = status(out)
+    assert middle["planned"] == 6 and middle["done"] < 6 and middle["running"] >= 1
+
+    again = start(design, out, "--workers", "2", "--json")
+    stdout, stderr = again.communicate(timeout=180)
+    assert again.returncode == 0, stderr.decode()
+    final = json.loads(stdout)
+    assert (final["planned"], final["done"], final["failed"], final["running"], final["records"]) == (6, 6, 0, 0, 6)
+    assert "done" in stderr.decode()  # the progress display went to stderr
+    check_complete(out, store_url, 6)
+    with Store.open(store_url) as store:
+        rows = {r.seq: r for r in claims.rows(store, final_id(out))}
+        logged = {r.run_id for r in list_runs(store)}
+    for seq, attempt in killed_running:  # interrupted runs were redone from scratch, as a new attempt
+        assert rows[seq].attempt > attempt and rows[seq].run_id.endswith(f".a{rows[seq].attempt}")
+    assert {r.run_id for r in rows.values()} <= logged
+    assert status(out) | {"store": None} == {**final, "campaign_id": final_id(out), "store": None,
+                                                "plan_sha256": json.loads((out / "campaign.json").read_bytes())["plan_sha256"]}
+
+
+def final_id(out: Path) -> str:
+    return json.loads((out / "campaign.json").read_bytes())["campaign_id"]
+
+
+def test_a_finished_campaign_restarted_runs_nothing_and_a_busy_folder_is_refused(tmp_path: Path, capsys) -> None:
+    design, out = write_design(tmp_path, full=1, curated=0), tmp_path / "c"
+    assert run(["campaign", "run", str(design), "--out", str(out), "--json"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert (first["planned"], first["done"], first["records"]) == (2, 2, 2)
+    before = sorted(p.name for p in (out / "runs").iterdir())
+    assert run(["campaign", "run", str(design), "--out", str(out), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["done"] == 2
+    assert sorted(p.name for p in (out / "runs").iterdir()) == before
+    other = write_design(tmp_path / "x" if (tmp_path / "x").mkdir() is None else tmp_path, full=2, curated=0)
+    assert run(["campaign", "run", str(other), "--out", str(out)]) == 2
+    assert "holds another campaign's plan" in capsys.readouterr().err
+
+
+@pytest.mark.postgres
+def test_two_hosts_share_one_postgresql_store(tmp_path: Path, store_url: str) -> None:
+    if not store_url.startswith("postgresql"):
+        pytest.skip("sharing across hosts needs PostgreSQL")
+    design = write_design(tmp_path, full=2, curated=1)
+    outs = [tmp_path / "host-a", tmp_path / "host-b"]
+    procs = [start(design, out, "--workers", "1", "--store", store_url, "--json") for out in outs]
+    results = []
+    for proc in procs:
+        stdout, stderr = proc.communicate(timeout=240)
+        assert proc.returncode == 0, stderr.decode()
+        results.append(json.loads(stdout))
+    assert all((r["planned"], r["done"]) == (6, 6) for r in results)
+    campaign_id = final_id(outs[0])
+    assert final_id(outs[1]) == campaign_id
+    with Store.open(store_url) as store:
+        rows = claims.rows(store, campaign_id)
+    assert [r.status for r in rows] == ["done"] * 6 and all(r.attempt == 1 for r in rows)
+    found = Counter()
+    for out in outs:
+        for record in (out / "runs").glob("*/execution-record.json"):
+            found[read_record(record).run_id] += 1
+    assert sorted(found) == sorted(r.run_id for r in rows) and set(found.values()) == {1}
+    assert results[0]["records"] + results[1]["records"] == 6
+    assert results[0]["records"] and results[1]["records"], "one host did every run"
+
+
+def test_cli_errors_name_the_file_and_the_fix(tmp_path: Path, capsys) -> None:
+    assert run(["campaign", "status", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {tmp_path} is not a campaign folder (no campaign.json); pass the --out of `worldkit campaign run`\n")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("tasks: [x]\nagents: [noop]\nconditions: {full: -1}\n")
+    assert run(["campaign", "plan", str(bad)]) == 3
+    assert capsys.readouterr().err == (
+        f"error: file {bad}, field conditions.full: Input should be greater than or equal to 0; fix it "
+        "(see `worldkit schema`, campaign.schema.json)\n")
+    unknown = tmp_path / "unknown.yaml"
+    unknown.write_text(f"tasks: [{TRIAGE}]\nagents: [no-such-agent]\n")
+    assert run(["campaign", "run", str(unknown), "--out", str(tmp_path / "u")]) == 2
+    assert "unknown agent 'no-such-agent'; available agents:" in capsys.readouterr().err

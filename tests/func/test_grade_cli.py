@@ -1,0 +1,151 @@
+"""`worldkit grade`: a workspace (with and without its log) and a run folder, graded without an agent,
+in the JSON shape of `worldkit run --json`; and the folder's claims checked rather than trusted."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.overlays.paths import GOOD
+from worldkit._cli.main import run
+from worldkit.overlay import load_overlay
+from worldkit.run.folder import read_run_folder
+from worldkit.run.record import read_record
+
+SHAPE = {"run_id", "task", "agent", "condition", "status", "criteria", "access", "deterministic_passed",
+         "deterministic_total", "record"}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def oracle_run(tmp_path_factory) -> tuple[dict, Path, str]:
+    """One oracle run of the good fixture: its `run --json` summary, folder and store URL."""
+    base = tmp_path_factory.mktemp("grade")
+    store = f"sqlite:///{base / 'store.db'}"
+    argv = ["run", "--overlay", str(GOOD), "--agent", "oracle", "--out", str(base / "runs"), "--store", store, "--json"]
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert run(argv) == 0
+    summary = json.loads(out.getvalue())
+    return summary, Path(summary["record"]).parent, store
+
+
+def _grade(capsys, *argv: str, code: int = 0) -> dict:
+    assert run(["grade", *argv, "--json"]) == code
+    captured = capsys.readouterr()
+    return json.loads(captured.out) if code == 0 else {"err": captured.err}
+
+
+def test_without_a_log_access_is_unknown_and_state_changes_unseen(capsys, oracle_run) -> None:
+    summary, run_dir, _store = oracle_run
+    graded = _grade(capsys, "--overlay", str(GOOD), "--workspace", str(run_dir / "workspace"))
+    assert SHAPE <= set(graded)
+    assert set(graded["criteria"]) == set(summary["criteria"])
+    assert set(graded["access"].values()) == {"unknown"}
+    # File criteria grade as in the run; mail and record criteria cannot pass without the log.
+    for cid in ("C1", "C2", "C3", "C4", "C5", "C6", "C7"):
+        assert graded["criteria"][cid] == "pass"
+    for cid in ("C8", "C10", "C12"):
+        assert graded["criteria"][cid] == "fail"
+    assert graded["criteria"]["S1"] == "ungraded"
+    assert graded["deterministic_total"] == summary["deterministic_total"]
+    assert graded["agent"] == "external"
+
+
+def test_with_the_log_it_equals_the_run(capsys, oracle_run) -> None:
+    summary, run_dir, store = oracle_run
+    graded = _grade(capsys, "--overlay", str(GOOD), "--workspace", str(run_dir / "workspace"),
+                    "--log", summary["run_id"], "--store", store)  # fmt: skip
+    assert graded["criteria"] == summary["criteria"]
+    assert graded["access"] == summary["access"]
+    assert graded["deterministic_passed"] == graded["deterministic_total"] == summary["deterministic_total"]
+
+
+def test_a_workspace_the_log_did_not_write_is_refused(capsys, oracle_run, tmp_path: Path) -> None:
+    summary, run_dir, store = oracle_run
+    workspace = tmp_path / "ws"
+    shutil.copytree(run_dir / "workspace", workspace)
+    (workspace / "report.md").write_text("# CC-1\n\nCC-1 is approved; window three days.\n")
+    result = _grade(capsys, "--overlay", str(GOOD), "--workspace", str(workspace), "--log", summary["run_id"],
+                    "--store", store, code=1)  # fmt: skip
+    assert "not what the run's logged writes produce" in result["err"] and "report.md" in result["err"]
+
+
+def test_a_log_of_another_seat_is_refused(capsys, oracle_run, tmp_path: Path) -> None:
+    from worldkit.store import EventLog, Store
+
+    _summary, run_dir, store = oracle_run
+    with Store.open(store) as opened, EventLog(opened, "other-seat-run", "S9") as log:
+        log.append("list_files", {}, "ok", None)
+    result = _grade(capsys, "--overlay", str(GOOD), "--workspace", str(run_dir / "workspace"),
+                    "--log", "other-seat-run", "--store", store, code=1)  # fmt: skip
+    assert "acts as seat S9" in result["err"]
+
+
+def test_a_run_folder_grades_into_a_record(capsys, oracle_run, tmp_path: Path) -> None:
+    summary, run_dir, _store = oracle_run
+    folder = tmp_path / "folder"
+    shutil.copytree(run_dir, folder)
+    (folder / "execution-record.json").unlink()
+    graded = _grade(capsys, str(folder))
+    assert graded["criteria"] == summary["criteria"] and graded["access"] == summary["access"]
+    record = read_record(folder / "execution-record.json")
+    assert record.run_id == read_run_folder(folder).run_id == summary["run_id"]
+    assert record.agent == "oracle" and record.inputs["revision_digest"]
+    # Graded once: a second grade refuses, regrade reproduces.
+    assert "graded already" in _grade(capsys, str(folder), code=2)["err"]
+    assert run(["regrade", str(folder), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["same_as_record"] is True
+
+
+def test_a_run_folder_with_a_changed_overlay_digest_is_refused(capsys, oracle_run, tmp_path: Path) -> None:
+    _summary, run_dir, _store = oracle_run
+    folder = tmp_path / "folder"
+    shutil.copytree(run_dir, folder)
+    (folder / "execution-record.json").unlink()
+    manifest = json.loads((folder / "run.json").read_text())
+    manifest["overlay_sha256"] = "0" * 64
+    (folder / "run.json").write_text(json.dumps(manifest))
+    assert "altered" in _grade(capsys, str(folder), code=1)["err"]
+
+
+def test_usage_errors(capsys, tmp_path: Path) -> None:
+    assert "--overlay T and --workspace DIR" in _grade(capsys, code=2)["err"]
+    assert "not a run folder" in _grade(capsys, str(tmp_path), code=3)["err"]
+    overlay = load_overlay(GOOD)
+    assert overlay.id == "cc1-report"
+
+
+def test_a_session_staged_like_serve_and_driven_from_outside_is_graded(capsys, tmp_path: Path) -> None:
+    """The folder contract for `serve --overlay T --out DIR`: stage_seat + run.json, any MCP client."""
+    import anyio
+    from mcp import Client
+
+    from worldkit.mcp.server import build_seat_server
+    from worldkit.mcp.session import open_run, stage_seat
+    from worldkit.run.folder import folder_for_package, write_run_folder
+    from worldkit.store import Store
+
+    out = tmp_path / "served"
+    store = f"sqlite:///{tmp_path / 's.db'}"
+    staged = stage_seat(overlay=str(GOOD), condition="full", out=out)
+    with Store.open(store) as opened, open_run(opened, "outside-1", staged.config.seat) as log:
+        write_run_folder(out, folder_for_package(out, run_id="outside-1", store=store, overlay_path=str(GOOD)))
+        server = build_seat_server(staged.projection, staged.config, workspace=staged.workspace, event_log=log)
+        overlay = load_overlay(GOOD)
+
+        async def outside_agent() -> None:
+            async with Client(server) as client:
+                for action in overlay.reference.actions:
+                    await client.call_tool(action.tool, dict(action.args))
+
+        anyio.run(outside_agent)
+    graded = _grade(capsys, str(out))
+    assert graded["agent"] == "external" and graded["run_id"] == "outside-1"
+    assert graded["deterministic_passed"] == graded["deterministic_total"] == 12
+    assert "unknown" not in graded["access"].values() and graded["access"]["C2"] == "accessed"

@@ -1,0 +1,136 @@
+"""`worldkit campaign plan|run|status`: thin adapters over `worldkit.run.campaign`.
+
+Progress goes to stderr (rich); results to stdout.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import typer
+
+from worldkit._cli.output import echo_json
+
+campaign_app = typer.Typer(
+    help="Campaigns: a designed experiment (tasks × agents × conditions) run once, in parallel, resumably.",
+    no_args_is_help=True,
+)
+
+STORE_HELP = (
+    "Store URL shared by the workers (postgresql+psycopg://… for several hosts); default: "
+    "DIR/store.db (SQLite)."
+)
+
+
+@campaign_app.command("plan")
+def plan_command(
+    design: Path = typer.Argument(..., metavar="DESIGN", help="Campaign design file (YAML)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON (its canonical content)."),
+) -> None:
+    """Expand a design into its interleaved schedule and print it (nothing is run or written)."""
+    import json
+
+    from worldkit.run.campaign.executor import load_plan
+    from worldkit.run.campaign.plan import plan_bytes
+
+    plan, _ = load_plan(design)
+    if as_json:
+        echo_json({**json.loads(plan_bytes(plan)), "digest": plan.digest, "campaign_id": plan.campaign_id})
+        return
+    typer.echo(f"campaign {plan.campaign_id}: {len(plan.runs)} runs, {plan.design.block_count} block(s), plan sha256 {plan.digest}")
+    typer.echo(f"{'seq':>4} {'block':>5} {'order':>5}  task · agent · condition")
+    for run in plan.runs:
+        typer.echo(f"{run.seq:>4} {run.block:>5} {run.order:>5}  {run.task} · {run.agent} · {run.condition}")
+
+
+@campaign_app.command("run")
+def run_command(
+    design: Path = typer.Argument(..., metavar="DESIGN", help="Campaign design file (YAML)."),
+    out: Path = typer.Option(..., "--out", metavar="DIR", help="Campaign folder: plan, run records, state."),
+    workers: int = typer.Option(1, "--workers", min=1, help="Worker processes on this host."),
+    store: str | None = typer.Option(None, "--store", help=STORE_HELP),
+    retry_failed: bool = typer.Option(False, "--retry-failed", help="Run failed runs again."),
+    runs_per_worker: int = typer.Option(
+        0, "--runs-per-worker", min=0, help="Replace a worker process after this many runs (0: never)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the final status as JSON."),
+) -> None:
+    """Run (or resume) a campaign: every planned run staged, verified, executed, graded, recorded once.
+
+    Start it again with the same arguments after any interruption: finished runs are kept,
+    interrupted ones redone. Hosts sharing a PostgreSQL --store share the plan.
+    """
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    from worldkit.errors import CheckFailed
+    from worldkit.run.campaign.executor import CampaignCounts, run_campaign
+
+    console = Console(stderr=True)
+    progress = Progress(
+        TextColumn("campaign"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+        TextColumn("done {task.fields[done]} · failed {task.fields[failed]} · running {task.fields[running]}"),
+        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=console, transient=False,
+    )  # fmt: skip
+    bar: dict[str, object] = {}
+
+    def show(state: CampaignCounts) -> None:
+        finished = state.done + state.failed
+        if "id" not in bar:
+            bar["id"] = progress.add_task("campaign", total=state.planned, done=0, failed=0, running=0)
+            bar["base"] = finished  # runs finished before this start do not speed up the ETA
+            bar["t0"] = time.monotonic()
+            progress.update(bar["id"], completed=0, total=state.planned - finished)  # type: ignore[arg-type]
+        progress.update(
+            bar["id"], completed=finished - bar["base"], done=state.done, failed=state.failed,  # type: ignore[arg-type, operator]
+            running=state.running,
+        )  # fmt: skip
+
+    with progress:
+        state = run_campaign(design, out, workers=workers, store_url=store, retry_failed=retry_failed,
+                             runs_per_worker=runs_per_worker, on_progress=show)  # fmt: skip
+    summary = state.as_dict()
+    if as_json:
+        echo_json(summary)
+    else:
+        typer.echo(f"{state.planned} planned, {state.done} done, {state.failed} failed; records in {out / 'runs'}")
+        for failure in state.failures:
+            typer.echo(f"  failed {failure['seq']:04d} {failure['run_id']}: {failure['error']}")
+        _packet_tables(out)
+    if state.failed:
+        raise CheckFailed(f"{state.failed} of {state.planned} runs failed; see `worldkit campaign status {out}`, fix, then rerun with --retry-failed")
+
+
+def _packet_tables(out: Path) -> None:
+    from worldkit.run.infoorg_report import find_packet_runs, render_tables
+
+    results = find_packet_runs([out / "runs"])
+    if results:
+        typer.echo(render_tables(results))
+
+
+@campaign_app.command("status")
+def status_command(
+    out: Path = typer.Argument(..., metavar="DIR", help="Campaign folder (the --out of `campaign run`)."),
+    store: str | None = typer.Option(None, "--store", help="Store URL, if not DIR/store.db or $WORLDKIT_STORE."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Where a campaign stands: planned, done, failed, running, pending, records on disk."""
+    from worldkit.run.campaign.status import campaign_status
+
+    status = campaign_status(out, store)
+    if as_json:
+        echo_json(status)
+        return
+    typer.echo(
+        f"campaign {status['campaign_id']}: {status['planned']} planned, {status['done']} done, "
+        f"{status['failed']} failed, {status['running']} running, {status['pending']} pending; "
+        f"{status['records']} records in {out / 'runs'}"
+    )
+    for failure in status["failures"]:
+        typer.echo(f"  failed {failure['seq']:04d} {failure['run_id']}: {failure['error']}")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(campaign_app, name="campaign")

@@ -1,0 +1,260 @@
+"""Claims: what a text must say, matched flexibly but never on a bare mention.
+
+A **claim** is a list of terms that must all occur within one window of the text (by default a
+sentence). A term is:
+
+- a string: a word, phrase or identifier, matched by `values.id_pattern` (case folded, any
+  separators between its parts, never inside a longer identifier): `CAPA-2025-0005` finds
+  `CAPA 2025-0005`; `pump 3` finds `Pump-3`;
+- `{number: 1.5, tolerance: 0.005}`: a written number equal within the tolerance (default: half
+  a unit of the last decimal written in the YAML value, e.g. 0.005 for `1.50`); `1.5`, `1.50`
+  and `1,50` are one number;
+- `{date: 2026-01-28}`: a date in any written form of `values.parse_date`;
+- `{regex: "…"}`: a Python regular expression, case-insensitive;
+- `{any: [term, …]}`: one of the alternatives.
+
+Windows: `sentence` (text between `.`/`!`/`?` followed by a space, and line ends — so a list
+item or table row is one window; a markdown table row is read
+with its header row), `line`, `paragraph` (between blank lines), `section` (a markdown heading
+with what follows it up to the next heading) and `document`.
+Markdown emphasis (`**`, `__`, backticks) is removed before matching.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from decimal import Decimal
+from functools import cached_property
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+
+from worldkit.overlay.values import dates_in, id_pattern, numbers_equal, numbers_in
+
+Window = Literal["sentence", "line", "paragraph", "section", "document"]
+
+_MODEL = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+
+class NumberTerm(BaseModel):
+    model_config = _MODEL
+
+    number: float
+    """The value."""
+    tolerance: float | None = Field(None, ge=0)
+    """Absolute tolerance (default: half a unit of the last written decimal)."""
+    written: str = ""
+    """The value as written in the YAML (sets the default tolerance); filled in on parsing."""
+
+    @property
+    def effective_tolerance(self) -> float:
+        if self.tolerance is not None:
+            return self.tolerance
+        exponent = Decimal(self.written or repr(self.number)).as_tuple().exponent
+        places = -exponent if isinstance(exponent, int) and exponent < 0 else 0
+        return 0.5 * 10 ** (-places) if places else 0.0
+
+    def found(self, text: str) -> bool:
+        return any(numbers_equal(n, self.number, self.effective_tolerance) for n in numbers_in(text))
+
+    def label(self) -> str:
+        return self.written or f"{self.number:g}"
+
+
+class DateTerm(BaseModel):
+    model_config = _MODEL
+
+    date: dt.date
+    """The date, in any written form."""
+
+    def found(self, text: str) -> bool:
+        return self.date in dates_in(text)
+
+    def label(self) -> str:
+        return self.date.isoformat()
+
+
+class RegexTerm(BaseModel):
+    model_config = _MODEL
+
+    regex: str
+    """A Python regular expression, searched case-insensitively."""
+
+    @field_validator("regex")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        try:
+            re.compile(value)
+        except re.error as error:
+            raise ValueError(f"not a valid regular expression: {error}") from None
+        return value
+
+    def found(self, text: str) -> bool:
+        return re.search(self.regex, text, re.IGNORECASE) is not None
+
+    def label(self) -> str:
+        return f"/{self.regex}/"
+
+
+class TextTerm(BaseModel):
+    model_config = _MODEL
+
+    text: str = Field(min_length=1)
+    """A word, phrase or identifier."""
+
+    @field_validator("text")
+    @classmethod
+    def _matchable(cls, value: str) -> str:
+        id_pattern(value)
+        return value
+
+    @cached_property
+    def _pattern(self) -> re.Pattern[str]:
+        return re.compile(id_pattern(self.text), re.IGNORECASE)
+
+    def found(self, text: str) -> bool:
+        return self._pattern.search(text) is not None
+
+    def label(self) -> str:
+        return repr(self.text)
+
+
+class AnyTerm(BaseModel):
+    model_config = _MODEL
+
+    any: list[Term] = Field(min_length=1)
+    """Alternatives: one of them must occur."""
+
+    def found(self, text: str) -> bool:
+        return any(term.found(text) for term in self.any)
+
+    def label(self) -> str:
+        return "(" + " | ".join(t.label() for t in self.any) + ")"
+
+
+def _parse_term(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value
+    if isinstance(value, str):
+        return TextTerm(text=value)
+    if isinstance(value, bool):
+        raise ValueError("a term is a string, {number}, {date}, {regex} or {any}; not a boolean")
+    if isinstance(value, (int, float)):
+        return NumberTerm(number=value, written=str(value))
+    if isinstance(value, dict):
+        if "number" in value:
+            raw = value["number"]
+            written = raw if isinstance(raw, str) else str(raw)
+            return NumberTerm.model_validate({**value, "written": value.get("written", written)})
+        for key, cls in (("date", DateTerm), ("regex", RegexTerm), ("any", AnyTerm), ("text", TextTerm)):
+            if key in value:
+                return cls.model_validate(value)
+    raise ValueError("a term is a string, {number: …}, {date: …}, {regex: …} or {any: […]}")
+
+
+Term = Annotated[Union[TextTerm, NumberTerm, DateTerm, RegexTerm, AnyTerm], BeforeValidator(_parse_term)]
+AnyTerm.model_rebuild()
+
+
+class Claim(BaseModel):
+    """Terms that must all occur in one window of the text."""
+
+    model_config = _MODEL
+
+    all: list[Term] = Field(min_length=1)
+    """The terms."""
+    within: Window = "sentence"
+    """The window they must share."""
+    says: str = ""
+    """What the claim means, in words (for reports)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return {"all": value}
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            return {"all": [value]}
+        return value
+
+    def label(self) -> str:
+        return self.says or " + ".join(t.label() for t in self.all) + f" (one {self.within})"
+
+    def match(self, text: str) -> str | None:
+        """The first window where every term occurs, or None."""
+        for window in windows(text, self.within):
+            if all(term.found(window) for term in self.all):
+                return window
+        return None
+
+
+_EMPHASIS = re.compile(r"\*\*|__|`|(?<!\w)\*(?!\s)|(?<!\s)\*(?!\w)")
+
+
+def plain(text: str) -> str:
+    """Text without markdown emphasis markers, line ends normalized."""
+    return _EMPHASIS.sub("", text.replace("\r\n", "\n").replace("\r", "\n").removeprefix("\ufeff"))
+
+
+def windows(text: str, within: Window) -> list[str]:
+    text = plain(text)
+    if within == "document":
+        return [text]
+    if within == "paragraph":
+        return [p for p in re.split(r"\n\s*\n", text) if p.strip()]
+    if within == "section":
+        return [p for p in re.split(r"\n(?=#{1,6}\s)", "\n" + text) if p.strip()]
+    lines = _table_aware_lines(text)
+    if within == "line":
+        return lines
+    return [s for line in lines for s in _sentences(line)]
+
+
+_ABBREVIATIONS = {"rev", "no", "nr", "e.g", "i.e", "approx", "vs", "fig", "ca", "cf", "dr", "mr", "ms", "st", "incl",
+                  "ref", "sect", "vol", "max", "min", "resp", "etc", "al", "art", "para", "p", "pp"}  # fmt: skip
+
+
+def _sentences(line: str) -> list[str]:
+    """Split at `.`/`!`/`?` + space, but not after an abbreviation (`rev.`, `e.g.`) or an initial (`M.`)."""
+    pieces = re.split(r"(?<=[.!?])\s+(?=\S)", line)
+    merged: list[str] = []
+    for piece in pieces:
+        if merged:
+            last = re.search(r"([\w.]+)\.$", merged[-1])
+            word = last.group(1).casefold() if last else ""
+            if word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()):
+                merged[-1] = f"{merged[-1]} {piece}"
+                continue
+        merged.append(piece)
+    return [m for m in merged if m.strip()]
+
+
+def _table_aware_lines(text: str) -> list[str]:
+    """Non-blank lines; a markdown table row is read with its table's header row in front (so
+    `| ZP-25002 | 0.97 |` under `| Batch | Pump 3 Cpk |` says what the number is)."""
+    lines: list[str] = []
+    header: str | None = None
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if not stripped.startswith("|"):
+            header = None
+            if stripped:
+                lines.append(line)
+            continue
+        if re.fullmatch(r"\|?(\s*:?-{2,}:?\s*\|)+\s*:?-*:?\s*\|?", stripped):
+            continue
+        if header is None:
+            header = stripped
+            lines.append(line)
+        else:
+            lines.append(f"{header} {stripped}")
+    return lines
+
+
+def find_claims(claims: list[Claim], texts: list[str]) -> tuple[list[str], list[str]]:
+    """(labels of claims found in some text, labels of claims found in none)."""
+    found, missing = [], []
+    for claim in claims:
+        (found if any(claim.match(t) is not None for t in texts) else missing).append(claim.label())
+    return found, missing

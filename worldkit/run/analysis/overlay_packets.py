@@ -1,0 +1,85 @@
+"""Table 1 for worldkit's own runs: the curated packets of the overlays the runs worked.
+
+Each execution record names its overlay (`inputs.overlay_path`) and the overlay's digest
+(`inputs.overlay_sha256`); the overlay is loaded and must still have that digest. The seat's
+file count comes from the staged projection of a `full` run of the same overlay, whose manifest
+must verify and carry the fingerprint the record froze. Refuses a changed overlay; leaves the
+retained share unknown when no full run of the overlay is on disk.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from worldkit.errors import WorldkitError
+from worldkit.materialize.manifest import read_manifest
+from worldkit.overlay import load_overlay, overlay_digest
+from worldkit.overlay.apply import ALWAYS_KEPT
+from worldkit.run.analysis.packets import PacketRow
+from worldkit.run.record import ExecutionRecord, read_record
+from worldkit.run.results import InvalidResults
+
+__all__ = ["overlay_packets"]
+
+_PROJECTION = Path("package") / "candidate" / "projection"
+
+
+def _seat_files(found: list[tuple[Path, ExecutionRecord]]) -> int | None:
+    for path, record in found:
+        if record.condition != "full":
+            continue
+        folder = path.parent / _PROJECTION
+        if not (folder / "manifest.json").is_file():
+            continue
+        manifest = read_manifest(folder)
+        if manifest.fingerprint != record.digests.get("fingerprint"):
+            raise InvalidResults(
+                f"the staged projection's fingerprint {manifest.fingerprint[:12]}… is not the "
+                f"{str(record.digests.get('fingerprint'))[:12]}… the run recorded; the run folder "
+                "was changed after the run — re-run it", file=folder / "manifest.json")
+        return sum(entry.path not in ALWAYS_KEPT for entry in manifest.files)
+    return None
+
+
+def overlay_packets(record_files: list[Path]) -> tuple[list[PacketRow], list[str],
+                                                      dict[str, str]]:
+    """Packet rows of the overlays behind these records, notes on what could not be read, and
+    each overlay's title by task id."""
+    by_overlay: dict[tuple[str, str], list[tuple[Path, ExecutionRecord]]] = {}
+    notes: list[str] = []
+    for path in record_files:
+        record = read_record(path)
+        key = (str(record.inputs.get("overlay_path") or ""),
+               str(record.inputs.get("overlay_sha256") or ""))
+        by_overlay.setdefault(key, []).append((path, record))
+    rows: list[PacketRow] = []
+    titles: dict[str, str] = {}
+    for (source, digest), found in sorted(by_overlay.items()):
+        task = found[0][1].task
+        if not source or not digest:
+            notes.append(f"task {task}: the records do not name the overlay file and digest, so "
+                         "its packets are not reported")
+            continue
+        try:
+            overlay = load_overlay(source)
+        except WorldkitError as error:
+            notes.append(f"task {task}: overlay {source} cannot be read ({error.message})")
+            continue
+        actual = overlay_digest(overlay)
+        if actual != digest:
+            raise InvalidResults(
+                f"overlay {source} now has digest {actual[:12]}… but the runs used "
+                f"{digest[:12]}…; report on the overlay the runs used (restore it)",
+                file=found[0][0], field="inputs.overlay_sha256")
+        titles[overlay.id] = overlay.title
+        if not overlay.curated:
+            continue
+        seat_files = _seat_files(found)
+        if seat_files is None:
+            notes.append(f"task {task}: no staged full-projection run, so the share of the "
+                         "seat's files is not reported")
+        for name in sorted(overlay.curated):
+            paths = sorted({item.path for item in overlay.packet(name)})
+            rows.append(PacketRow(task=overlay.id, packet=name, sources=paths,
+                                  criteria=len(overlay.rubric), seat_files=seat_files))
+    return rows, notes, titles

@@ -1,0 +1,92 @@
+"""Post-execution judging: every semantic criterion of many finished runs in one blinded batch.
+
+As the paper graded: after all runs are done, the judge sees the items of all runs mixed in a
+seeded shuffle, each as a `JudgeItem` that names no run, agent, condition or packet. Items with
+identical content are judged once. With `write`, each record's semantic verdicts and its `judge`
+configuration are replaced by the batch's; deterministic verdicts are never touched.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from worldkit.errors import UsageError
+from worldkit.run.grade import load_run_overlay
+from worldkit.run.grading import capture
+from worldkit.run.judge import Judge, JudgeItem, Verdict, grade_criterion, judge_id, judge_item
+from worldkit.run.record import find_records, read_record, write_record
+
+__all__ = ["BatchResult", "judge_batch"]
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    runs: dict[str, dict[str, str]]
+    """run id → criterion id → verdict."""
+    items: int
+    """Distinct items sent to the judge."""
+    order: list[str]
+    """The order the distinct items were judged in (their content digests)."""
+    judge: dict[str, Any]
+    written: list[str]
+    """Records rewritten (with `write`)."""
+
+    def as_json(self) -> dict[str, Any]:
+        return {"runs": self.runs, "items": self.items, "order": self.order, "judge": self.judge,
+                "written": self.written}  # fmt: skip
+
+
+def judge_batch(paths: Iterable[Path], judge: Judge, *, seed: int = 0, write: bool = False) -> BatchResult:
+    """Judge the semantic criteria of every completed run under `paths` in one shuffled batch."""
+    queue: list[tuple[Path, str, str, JudgeItem]] = []
+    contexts: dict[str, Any] = {}
+    records = {}
+    for record_path in find_records(list(paths)):
+        record = read_record(record_path)
+        if record.status == "failed":
+            continue
+        run_dir = record_path.parent
+        overlay = load_run_overlay(str(record.inputs.get("overlay_path") or ""), record.task,
+                                   str(record.inputs.get("overlay_sha256") or ""), run_dir)  # fmt: skip
+        captured = capture(overlay, run_dir / "package" / "candidate", run_dir / "workspace", record.trajectory)
+        records[record_path] = record
+        for criterion in overlay.rubric:
+            if criterion.route == "semantic":
+                item = judge_item(overlay, criterion, captured.context, captured.request)
+                queue.append((record_path, record.run_id, criterion.id, item))
+                contexts.setdefault(item.digest(), (overlay, criterion, captured))
+    if not queue:
+        raise UsageError("no semantic criteria to judge in the completed runs found; pass the runs directory")
+    distinct: dict[str, JudgeItem] = {}
+    for _path, _run, _cid, item in queue:
+        distinct.setdefault(item.digest(), item)
+    order = sorted(distinct)
+    random.Random(seed).shuffle(order)
+    verdicts: dict[str, Verdict] = {}
+    for digest in order:
+        # Through the same call as a single run (a judge that reads the run's state gets it too).
+        overlay, criterion, captured = contexts[digest]
+        verdicts[digest] = grade_criterion(judge, overlay, criterion, captured.context, captured.request)
+    runs: dict[str, dict[str, str]] = {}
+    for _path, run_id, criterion_id, item in queue:
+        runs.setdefault(run_id, {})[criterion_id] = verdicts[item.digest()].result
+    written: list[str] = []
+    if write:
+        grader = judge_id(judge)
+        config = judge.describe()
+        for record_path, record in records.items():
+            by_criterion = {cid: verdicts[item.digest()] for p, _r, cid, item in queue if p == record_path}
+            if not by_criterion:
+                continue
+            criteria = [
+                c.model_copy(update={"result": by_criterion[c.id].result, "detail": by_criterion[c.id].reason,
+                                     "graded_by": grader}) if c.id in by_criterion else c
+                for c in record.criteria
+            ]  # fmt: skip
+            write_record(record.model_copy(update={"criteria": criteria, "judge": {**config, "batch": True}}), record_path)
+            written.append(str(record_path))
+    return BatchResult(runs=runs, items=len(distinct), order=order, judge=judge.describe(), written=written)

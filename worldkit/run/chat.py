@@ -1,0 +1,123 @@
+"""One client for OpenAI-compatible chat-completions endpoints, used by the agent and the judge.
+
+Built on httpx (`httpx2`, the client the MCP SDK already brings). A 5xx, a 429 or a connection
+failure is retried with exponential backoff; anything that still fails raises `EndpointError`
+(exit 4) with a message naming the endpoint and the fix — never a traceback. The API key is sent
+but never recorded: `describe()` gives what an execution record may carry.
+
+This module must never read the environment for a caller: who the endpoint is (agent or judge)
+is the caller's choice, so one can never pick up the other's settings by accident.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx2 as httpx
+
+from worldkit.errors import WorldkitError
+
+__all__ = ["ChatEndpoint", "EndpointError"]
+
+RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+
+
+class EndpointError(WorldkitError):
+    """A chat endpoint could not be reached or kept answering with an error (exit 4)."""
+
+    def __init__(self, message: str, *, status: int | None = None, attempts: int = 1) -> None:
+        super().__init__(message)
+        self.status = status
+        self.attempts = attempts
+
+
+@dataclass(frozen=True)
+class ChatEndpoint:
+    """An OpenAI-compatible `/chat/completions` endpoint and the model asked there."""
+
+    base_url: str
+    model: str
+    api_key: str = field(default="", repr=False)
+    timeout_s: float = 120.0
+    max_retries: int = 2
+    """Further attempts after the first, for retryable failures only."""
+    backoff_s: float = 1.0
+    """Wait before the first retry; doubled before each further one."""
+    transport: Any = field(default=None, repr=False, compare=False)
+    """An httpx transport to use instead of the network (tests inject `MockTransport`)."""
+    sleep: Callable[[float], None] = field(default=time.sleep, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "base_url", self.base_url.rstrip("/"))
+
+    def describe(self) -> dict[str, Any]:
+        """What a record may say about this endpoint (never the key)."""
+        return {
+            "base_url": self.base_url,
+            "model": self.model,
+            "timeout_s": self.timeout_s,
+            "max_retries": self.max_retries,
+            "backoff_s": self.backoff_s,
+        }
+
+    def complete(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """POST one chat completion and return the decoded reply (retrying what is worth it)."""
+        url = f"{self.base_url}/chat/completions"
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        attempts = 0
+        delay = self.backoff_s
+        with httpx.Client(timeout=self.timeout_s, transport=self.transport) as client:
+            while True:
+                attempts += 1
+                status: int | None = None
+                try:
+                    response = client.post(url, json=payload, headers=headers)
+                except httpx.TimeoutException:
+                    problem = f"did not answer within {self.timeout_s:g} s"
+                except httpx.HTTPError as error:
+                    problem = f"is unreachable ({type(error).__name__}: {error})"
+                else:
+                    status = response.status_code
+                    if status < 400:
+                        return self._decode(response, url)
+                    problem = f"answered HTTP {status}: {response.text[:300].strip()}"
+                    if status not in RETRY_STATUSES:
+                        raise EndpointError(self._message(problem, attempts), status=status, attempts=attempts)
+                if attempts > self.max_retries:
+                    raise EndpointError(self._message(problem, attempts), status=status, attempts=attempts)
+                self.sleep(max(delay, _retry_after(response) if status is not None else 0.0))
+                delay *= 2
+
+    def _message(self, problem: str, attempts: int) -> str:
+        tries = f" (after {attempts} attempts)" if attempts > 1 else ""
+        return (
+            f"chat endpoint {self.base_url} (model {self.model}) {problem}{tries}; check that the server "
+            "is running at that URL, the model name and the API key"
+        )
+
+    def _decode(self, response: Any, url: str) -> dict[str, Any]:
+        try:
+            data = response.json()
+        except ValueError:
+            raise EndpointError(
+                f"chat endpoint {url} answered HTTP {response.status_code} with something that is not JSON "
+                f"({response.text[:120]!r}); point --base-url at an OpenAI-compatible API (…/v1)"
+            ) from None
+        choices = data.get("choices") if isinstance(data, dict) else None
+        if not choices or not isinstance(choices, list) or not isinstance(choices[0].get("message"), dict):
+            raise EndpointError(
+                f"chat endpoint {url} answered without `choices[0].message` ({str(data)[:200]}); "
+                "point --base-url at an OpenAI-compatible chat-completions API"
+            )
+        return data
+
+
+def _retry_after(response: Any) -> float:
+    """The server's `Retry-After` in seconds (capped at a minute), 0 when absent or a date."""
+    try:
+        return min(60.0, max(0.0, float(response.headers.get("retry-after", "0"))))
+    except ValueError:
+        return 0.0

@@ -1,0 +1,174 @@
+"""InfoOrgBench agents: the paper's ReAct-FC harness over a chat endpoint, and the registered
+text-only baselines.
+
+ReAct-FC (Appendices B.3, C.2, C.4, C.5): the model works through the organizer's five tools as
+native function calls; the system message is Figure 11's bounded tool instruction, the user
+message the packet's request; the complete episode history — every tool result and any
+reasoning items the endpoint returns — is resent on every turn; at most 200 tool calls of one
+response are executed. The episode ends when a response calls no tool (or a configured limit is
+reached; the paper sets none). The final message — the JSON declaration the request asks for —
+is captured and checked for form only: the files on disk are what gets scored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from typing import Any
+
+import anyio
+
+from worldkit.errors import UsageError
+from worldkit.run.agents import AgentResult, AgentTask, register_agent
+from worldkit.run.chat import ChatEndpoint
+from worldkit.run.openai_agent import agent_endpoint
+from worldkit.run.session import ToolSession
+
+__all__ = ["MAX_CALLS_PER_RESPONSE", "ReactFCAgent", "parse_declaration"]
+
+MAX_CALLS_PER_RESPONSE = 200
+"""Figure 11: "Issue at most 200 tool calls in one response"."""
+REQUEST_TIMEOUT_S = 2400.0
+"""Table 8: request timeout."""
+_KEEP_OUT = {"refusal", "annotations", "audio"}
+
+
+def parse_declaration(text: str) -> dict[str, Any] | None:
+    """The `{"assignments": [...]}` object in a final message (bare, or in a code fence), or None."""
+    candidates = [m.group(1) for m in re.finditer(r"```(?:json)?\s*(\{.*?\})\s*```", text, re.S)]
+    start = text.find("{")
+    if start >= 0:
+        candidates.append(text[start : text.rfind("}") + 1])
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict) and isinstance(value.get("assignments"), list):
+            return value
+    return None
+
+
+class ReactFCAgent:
+    """The reference function-calling loop of InfoOrgBench on an OpenAI-compatible endpoint."""
+
+    def __init__(
+        self, endpoint: ChatEndpoint, *, max_steps: int | None = None, max_tokens: int | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:  # fmt: skip
+        self.endpoint = endpoint
+        self.max_steps = max_steps
+        self.max_tokens = max_tokens
+        self.extra = dict(extra or {})
+        self.name = self.id = f"openai:{endpoint.model}"
+
+    def describe(self) -> dict[str, Any]:
+        """The harness's configuration as an execution record carries it."""
+        from worldkit.canon import sha256_bytes
+        from worldkit.infoorg.instructions import render_tool_instruction
+
+        return {
+            "id": self.id, "kind": "openai", "harness": "react-fc", **self.endpoint.describe(),
+            "max_steps": self.max_steps, "max_tokens": self.max_tokens, "extra": self.extra,
+            "max_calls_per_response": MAX_CALLS_PER_RESPONSE,
+            "system_prompt_sha256": sha256_bytes(render_tool_instruction(MAX_CALLS_PER_RESPONSE).encode("utf-8")),
+        }  # fmt: skip
+
+    async def run(self, task: AgentTask, tools: ToolSession) -> AgentResult:
+        from worldkit.infoorg.instructions import render_tool_instruction
+
+        functions = [
+            {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.input_schema}}
+            for t in await tools.list_tools()
+        ]
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": render_tool_instruction(MAX_CALLS_PER_RESPONSE)},
+            {"role": "user", "content": task.request},
+        ]
+        result = AgentResult()
+        while True:
+            if self.max_steps is not None and result.steps >= self.max_steps:
+                result.stopped_by = "step_budget"
+                break
+            if self.max_tokens is not None and result.tokens >= self.max_tokens:
+                result.stopped_by = "token_budget"
+                break
+            payload = {**self.extra, "model": self.endpoint.model, "messages": messages, "tools": functions}
+            reply = await anyio.to_thread.run_sync(self.endpoint.complete, payload)
+            result.steps += 1
+            result.tokens += int((reply.get("usage") or {}).get("total_tokens", 0))
+            message = reply["choices"][0]["message"]
+            # Full history: the assistant turn as returned, reasoning items included.
+            messages.append({k: v for k, v in message.items() if v is not None and k not in _KEEP_OUT})
+            calls = message.get("tool_calls") or []
+            if not calls:
+                result.final_message = message.get("content") or ""
+                break
+            for index, call in enumerate(calls):
+                fn = call.get("function") or {}
+                if index >= MAX_CALLS_PER_RESPONSE:
+                    content = f"error: not executed; at most {MAX_CALLS_PER_RESPONSE} tool calls in one response"
+                else:
+                    try:
+                        arguments = json.loads(fn.get("arguments") or "{}")
+                    except json.JSONDecodeError:
+                        content = f"error: arguments are not valid JSON: {fn.get('arguments')!r}"
+                    else:
+                        outcome = await tools.call(fn.get("name", ""), arguments if isinstance(arguments, dict) else {})
+                        content = ("error: " if outcome.is_error else "") + outcome.text
+                messages.append({"role": "tool", "tool_call_id": call.get("id", ""), "content": content})
+        declaration = parse_declaration(result.final_message)
+        result.notes.append(
+            f"declaration: {len(declaration['assignments'])} assignments (not scored; the files on disk are)"
+            if declaration is not None else "no JSON declaration in the final message (the files on disk are scored)"
+        )  # fmt: skip
+        return result
+
+
+def _optional_int(options: dict[str, Any], key: str) -> int | None:
+    value = options.get(key)
+    return None if value in (None, "", 0) else int(value)
+
+
+def make_react_fc(options: dict[str, Any]) -> ReactFCAgent:
+    endpoint = dataclasses.replace(agent_endpoint(options), timeout_s=float(options.get("timeout_s", REQUEST_TIMEOUT_S)))
+    extra = {k: options[k] for k in ("reasoning_effort", "max_completion_tokens", "temperature") if options.get(k) is not None}
+    # The paper sets no turn or token limit for ReAct-FC; options max_steps / max_tokens add one.
+    return ReactFCAgent(endpoint, max_steps=_optional_int(options, "max_steps"),
+                        max_tokens=_optional_int(options, "max_tokens"), extra=extra)  # fmt: skip
+
+
+# --- the text-only baselines, registered like any agent --------------------------------------
+
+
+def _baseline(kind: str, options: dict[str, Any]) -> Any:
+    from worldkit.infoorg.baselines import RANDOM_SEEDS, BaselineAgent
+
+    task = options.get("task")
+    if not task:
+        raise UsageError(f"baseline:{kind} organizes InfoOrgBench packets; run it on a packet (worldkit infoorg run, or a packet task)")
+    seed_text = str(options.get("seed", 0))
+    if not seed_text.isdigit() or int(seed_text) >= RANDOM_SEEDS:
+        raise UsageError(f"baseline:random seed {seed_text!r}: use 0-{RANDOM_SEEDS - 1}")
+    return BaselineAgent(kind, str(task), int(seed_text))  # type: ignore[arg-type]
+
+
+@register_agent("baseline:flat")
+def make_flat(options: dict[str, Any]) -> Any:
+    return _baseline("flat", options)
+
+
+@register_agent("baseline:fixed")
+def make_fixed(options: dict[str, Any]) -> Any:
+    return _baseline("fixed", options)
+
+
+@register_agent("baseline:silhouette")
+def make_silhouette(options: dict[str, Any]) -> Any:
+    return _baseline("silhouette", options)
+
+
+@register_agent("baseline:random", arg="seed")
+def make_random(options: dict[str, Any]) -> Any:
+    return _baseline("random", options)

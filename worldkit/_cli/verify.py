@@ -12,7 +12,7 @@ from typing import TypeVar
 
 import typer
 
-from worldkit._cli.output import echo_json
+from worldkit._cli.output import echo_json, progress_bar
 from worldkit.canon import pretty_json
 from worldkit.errors import UsageError, WorldkitError
 
@@ -55,8 +55,9 @@ def verify_command(
             raise UsageError(f"unknown check {', '.join(unknown)}; valid checks: {', '.join(check_ids())}")
     report = VerifyReport(world=None)
     if world is not None:
-        report = _guarded(lambda: verify_world(world, manifests=manifests, overlays=overlays, only=selected,
-                                                  store=store, runs=runs))
+        with progress_bar("verify", enabled=not as_json) as tick:
+            report = _guarded(lambda: verify_world(world, manifests=manifests, overlays=overlays, only=selected,
+                                                      store=store, runs=runs, progress=tick))
         if seeded:
             from worldkit.verify.seeded import run_seeded
 
@@ -64,9 +65,10 @@ def verify_command(
         if mutations:
             from worldkit.verify.mutations import run_mutations
 
-            report.mutations = _guarded(
-                lambda: run_mutations(world, mutations, seed, manifests=manifests, overlays=overlays)
-            ).as_json()
+            with progress_bar("mutations", enabled=not as_json) as tick:
+                report.mutations = _guarded(
+                    lambda: run_mutations(world, mutations, seed, manifests=manifests, overlays=overlays, progress=tick)
+                ).as_json()
     if workspace is not None:
         report.checks.append(verify_workspace(workspace))
     if summary is not None:

@@ -10,6 +10,7 @@ from typing import Any
 
 from worldkit.errors import ExitCode
 from worldkit.verify.checks import run_checks
+from worldkit.verify.schedule import Progress, run_scheduled
 from worldkit.verify.context import VerifyContext
 from worldkit.verify.frozen import default_manifest_dir
 from worldkit.verify.result import CheckResult
@@ -109,11 +110,18 @@ def verify_world(
     server_factory: Callable[..., Any] | None = None,
     store: str | None = None,
     runs: Path | None = None,
+    jobs: int | None = None,
+    progress: Progress | None = None,
 ) -> VerifyReport:
-    """Run every check (or `only` those) on a world against its frozen manifests."""
+    """Run every check (or `only` those) on a world against its frozen manifests.
+
+    Shared work (rebuilds, staged tasks) is done once, and independent checks run in `jobs`
+    forked processes (None: one per core; 1: in this process, in report order — the results
+    are the same either way). `progress(label, done, total)` is told what is happening.
+    """
     with open_context(
         world, manifests=manifests, overlays=overlays, repeats=repeats, scratch=scratch, server_factory=server_factory,
         store=store, runs=runs,
     ) as ctx:
-        results = run_checks(ctx, only=only, exclude_tags=exclude_tags)
+        results = run_scheduled(ctx, only=only, exclude_tags=exclude_tags, jobs=jobs, progress=progress)
         return VerifyReport(world=ctx.package.id, checks=results)

@@ -12,7 +12,7 @@ from typing import TypeVar
 
 import typer
 
-from worldkit._cli.output import echo_json
+from worldkit._cli.output import echo_json, progress_bar
 from worldkit.canon import pretty_json
 from worldkit.errors import UsageError, WorldkitError
 
@@ -26,7 +26,7 @@ def verify_command(
         None, "--workspace",
         help="Check a staged folder against its own manifest and against the frozen manifests of its world.",
     ),
-    seeded: bool = typer.Option(False, "--seeded", help="Also inject the fifteen known faults into a scratch copy."),
+    seeded: bool = typer.Option(False, "--seeded", help="Also inject the known faults (seeded violations) into a scratch copy."),
     mutations: int = typer.Option(0, "--mutations", min=0, help="Also run N random single mutations."),
     seed: int = typer.Option(1, "--seed", help="Seed of the mutation campaign."),
     manifests: Path = typer.Option(None, "--manifests", help="Frozen manifests folder (default manifests/<world>/)."),
@@ -34,6 +34,7 @@ def verify_command(
     summary: Path = typer.Option(None, "--summary", help="Write the validation record (JSON) to this file."),
     only: str = typer.Option(None, "--only", help="Comma-separated check ids to run (default: all)."),
     store: str = typer.Option(None, "--store", help="Store URL whose run event logs to check (default: not checked)."),
+    runs: Path = typer.Option(None, "--runs", help="Run folders whose log anchors the event-log check compares."),
     trust_staged: bool = typer.Option(
         False, "--trust-staged",
         help="--workspace: accept a staged folder that is not a frozen one (reported as TRUSTED, not refused).",
@@ -52,6 +53,8 @@ def verify_command(
         raise UsageError("pass --world W to verify a world, or --workspace DIR to check a staged folder")
     if world is None and (seeded or mutations):
         raise UsageError("--seeded and --mutations need --world W")
+    if trust_staged and workspace is None:
+        raise UsageError("--trust-staged applies to --workspace DIR")
     selected = [c.strip() for c in only.split(",") if c.strip()] if only else None
     if selected:
         unknown = sorted(set(selected) - set(check_ids()))
@@ -59,8 +62,9 @@ def verify_command(
             raise UsageError(f"unknown check {', '.join(unknown)}; valid checks: {', '.join(check_ids())}")
     report = VerifyReport(world=None)
     if world is not None:
-        report = _guarded(lambda: verify_world(world, manifests=manifests, overlays=overlays, only=selected,
-                                                  store=store))
+        with progress_bar("verify", enabled=not as_json) as tick:
+            report = _guarded(lambda: verify_world(world, manifests=manifests, overlays=overlays, only=selected,
+                                                      store=store, runs=runs, progress=tick))
         if seeded:
             from worldkit.verify.seeded import run_seeded
 
@@ -68,11 +72,10 @@ def verify_command(
         if mutations:
             from worldkit.verify.mutations import run_mutations
 
-            report.mutations = _guarded(
-                lambda: run_mutations(world, mutations, seed, manifests=manifests, overlays=overlays)
-            ).as_json()
-    if trust_staged and workspace is None:
-        raise UsageError("--trust-staged applies to --workspace DIR")
+            with progress_bar("mutations", enabled=not as_json) as tick:
+                report.mutations = _guarded(
+                    lambda: run_mutations(world, mutations, seed, manifests=manifests, overlays=overlays, progress=tick)
+                ).as_json()
     if workspace is not None:
         from worldkit.verify.staged import verify_frozen
 

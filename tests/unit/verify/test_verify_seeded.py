@@ -1,4 +1,4 @@
-"""Seeded violations: fifteen known faults (the paper's ten and issue 11's five staged-package attacks), each caught by the check meant for it, in scratch copies only."""
+"""Seeded violations: the known faults (the paper's ten, two log attacks, five staged-package attacks), each caught by the check meant for it, in scratch copies only."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ def seeded(tasks_world: Frozen) -> tuple[dict, str, str]:
     return report, before, after
 
 
-def test_fifteen_of_fifteen(seeded: tuple[dict, str, str]) -> None:
+def test_every_case_is_caught(seeded: tuple[dict, str, str]) -> None:
     report, _, _ = seeded
-    assert (report["attempted"], report["detected"]) == (15, 15)
+    assert len(CASES) >= 12 and (report["attempted"], report["detected"]) == (len(CASES), len(CASES))
     assert report["baseline_failures"] == []
     assert [c["name"] for c in report["cases"]] == [c.name for c in CASES]
 
@@ -42,4 +42,4 @@ def test_without_overlays_the_task_cases_are_not_applicable(mini: Frozen) -> Non
     missing = {c["name"] for c in report["cases"] if c.get("applicable") is False}
     assert missing == {"renamed-verifier-file", "deleted-evidence-source", "verifier-file-on-candidate-side",
                        "rehashed-package", "directory-symlink", "fifo-in-workspace", "setuid-file", "empty-directory"}
-    assert report["attempted"] == report["detected"] == 7
+    assert report["attempted"] == report["detected"] == len(CASES) - 8

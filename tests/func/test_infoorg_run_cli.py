@@ -128,8 +128,9 @@ def test_serve_stdio_logs_every_call_as_the_seat(packets: Path, tmp_path: Path) 
         (2, "EMP-ORG-001", "move_files", "ok"),
         (3, "EMP-ORG-001", "move_files", "denied"),
     ]
-    assert events[1].state_change == {"kind": "infoorg.move_files",
-                                      "moves": [{"id": "F001", "from": ["inbox"], "to": ["a", "b"]}]}
+    change = dict(events[1].state_change)
+    assert len(change.pop("plan")) == 32  # the move's journal plan id
+    assert change == {"kind": "infoorg.move_files", "moves": [{"id": "F001", "from": ["inbox"], "to": ["a", "b"]}]}
 
 
 def test_thread_fixture_rebuild_matches_the_committed_manifest(packets: Path, export: Path,

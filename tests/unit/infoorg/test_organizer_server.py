@@ -124,10 +124,15 @@ def test_every_call_goes_to_the_event_log(ws: Path, mode: str) -> None:
     assert log.events[0]["result_digest"] == sha256_json(results[0].structured_content)
     assert "unknown record id 'F404'" in log.events[1]["detail"]["reason"]
     assert log.events[1]["arguments"] == {"id": "F404"}
-    assert log.events[4]["state_change"] == {
+    change = dict(log.events[4]["state_change"])
+    assert len(change.pop("plan")) == 32  # the journal's plan id: recovery checks it was logged
+    assert change == {
         "kind": "infoorg.move_files",
         "moves": [{"id": "F001", "from": ["inbox"], "to": ["a"]}],
     }
+    # Logged by the tool body before the journal went, with the digest the middleware would use.
+    assert log.events[4]["result_digest"] == sha256_json(results[4].structured_content)
+    assert log.events[4]["arguments"] == {"ids": ["F001"], "destination": ["a"]}
     assert all(e["state_change"] is None for e in log.events[:4])
 
 

@@ -118,6 +118,9 @@ def test_a_finished_campaign_restarted_runs_nothing_and_a_busy_folder_is_refused
     first = json.loads(capsys.readouterr().out)
     assert (first["planned"], first["done"], first["records"]) == (2, 2, 2)
     before = sorted(p.name for p in (out / "runs").iterdir())
+    assert run(["report", str(out)]) == 0  # `worldkit report` reads a campaign folder as it is
+    report = capsys.readouterr().out
+    assert "Raw outcomes by condition" in report and "  Runs " in report
     assert run(["campaign", "run", str(design), "--out", str(out), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["done"] == 2
     assert sorted(p.name for p in (out / "runs").iterdir()) == before
@@ -151,3 +154,19 @@ def test_two_hosts_share_one_postgresql_store(tmp_path: Path, store_url: str) ->
     assert sorted(found) == sorted(r.run_id for r in rows) and set(found.values()) == {1}
     assert results[0]["records"] + results[1]["records"] == 6
     assert results[0]["records"] and results[1]["records"], "one host did every run"
+
+
+def test_cli_errors_name_the_file_and_the_fix(tmp_path: Path, capsys) -> None:
+    assert run(["campaign", "status", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {tmp_path} is not a campaign folder (no campaign.json); pass the --out of `worldkit campaign run`\n")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("tasks: [x]\nagents: [noop]\nconditions: {full: -1}\n")
+    assert run(["campaign", "plan", str(bad)]) == 3
+    assert capsys.readouterr().err == (
+        f"error: file {bad}, field conditions.full: Input should be greater than or equal to 0; fix it "
+        "(see `worldkit schema`, campaign.schema.json)\n")
+    unknown = tmp_path / "unknown.yaml"
+    unknown.write_text(f"tasks: [{TRIAGE}]\nagents: [no-such-agent]\n")
+    assert run(["campaign", "run", str(unknown), "--out", str(tmp_path / "u")]) == 2
+    assert "unknown agent 'no-such-agent'; available agents:" in capsys.readouterr().err

@@ -119,3 +119,33 @@ def test_usage_errors(capsys, tmp_path: Path) -> None:
     assert "not a run folder" in _grade(capsys, str(tmp_path), code=3)["err"]
     overlay = load_overlay(GOOD)
     assert overlay.id == "cc1-report"
+
+
+def test_a_session_staged_like_serve_and_driven_from_outside_is_graded(capsys, tmp_path: Path) -> None:
+    """The folder contract for `serve --overlay T --out DIR`: stage_seat + run.json, any MCP client."""
+    import anyio
+    from mcp import Client
+
+    from worldkit.mcp.server import build_seat_server
+    from worldkit.mcp.session import open_run, stage_seat
+    from worldkit.run.folder import folder_for_package, write_run_folder
+    from worldkit.store import Store
+
+    out = tmp_path / "served"
+    store = f"sqlite:///{tmp_path / 's.db'}"
+    staged = stage_seat(overlay=str(GOOD), condition="full", out=out)
+    with Store.open(store) as opened, open_run(opened, "outside-1", staged.config.seat) as log:
+        write_run_folder(out, folder_for_package(out, run_id="outside-1", store=store, overlay_path=str(GOOD)))
+        server = build_seat_server(staged.projection, staged.config, workspace=staged.workspace, event_log=log)
+        overlay = load_overlay(GOOD)
+
+        async def outside_agent() -> None:
+            async with Client(server) as client:
+                for action in overlay.reference.actions:
+                    await client.call_tool(action.tool, dict(action.args))
+
+        anyio.run(outside_agent)
+    graded = _grade(capsys, str(out))
+    assert graded["agent"] == "external" and graded["run_id"] == "outside-1"
+    assert graded["deterministic_passed"] == graded["deterministic_total"] == 12
+    assert "unknown" not in graded["access"].values() and graded["access"]["C2"] == "accessed"

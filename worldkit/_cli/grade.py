@@ -9,7 +9,7 @@ import typer
 
 from worldkit._cli.output import echo_json
 
-JUDGE_HELP = "Judge for semantic criteria: openai, or none (semantic criteria stay ungraded)."
+JUDGE_HELP = "Judge for semantic criteria: openai (its own endpoint), facts (offline, from the truth section) or none (ungraded)."
 
 
 def build_judge(

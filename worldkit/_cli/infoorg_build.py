@@ -2,35 +2,32 @@
 
 Thin adapters: parse, call `worldkit.infoorg.packets.build_to_disk` or
 `worldkit.infoorg.baselines.baselines_from_source`, print. Progress goes to stderr (rich) and
-only when stderr is a terminal, so piped and JSON output stay clean.
+only when stderr is a terminal, so piped and JSON output stay clean. The library (numpy, scipy,
+scikit-learn, the organizer, MCP) is imported inside the commands, so importing this module costs
+only typer: `worldkit infoorg score-trees` never pays for it.
 """
 
 from __future__ import annotations
 
-import asyncio
+import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from worldkit._cli.infoorg_group import infoorg_app
 from worldkit._cli.output import echo_json
-from worldkit.errors import CheckFailed
-from worldkit.infoorg.baselines import (
-    BASELINES,
-    PAPER_TABLE_12,
-    BaselineReport,
-    TreeApplier,
-    baselines_from_source,
-    destinations,
-    move_on_disk,
-    move_with_organizer,
-)
-from worldkit.infoorg.packets import DEFAULT_SEED, build_to_disk
+
+if TYPE_CHECKING:
+    from worldkit.infoorg.baselines import BaselineReport, TreeApplier
+
+DEFAULT_SEED = 0
+"""Build seed default (`worldkit.infoorg.packets.DEFAULT_SEED`; a test keeps them equal)."""
+DEFAULT_LAMBDA = 0.2
+"""λ default (`worldkit.infoorg.scoring.ECONOMY_LAMBDA`; a test keeps them equal)."""
 
 
 class FamilyChoice(str, Enum):
@@ -40,6 +37,7 @@ class FamilyChoice(str, Enum):
 
 
 class ApplyChoice(str, Enum):
+    tree = "tree"
     mcp = "mcp"
     organizer = "organizer"
     disk = "disk"
@@ -51,6 +49,9 @@ _LABELS = {"flat": "Filed flat", "fixed": "Fixed cuts", "random": "Random shape"
 
 @contextmanager
 def _progress() -> Iterator[Callable[[str, int, int], None]]:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
     console = Console(stderr=True)
     with Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -68,8 +69,12 @@ def _progress() -> Iterator[Callable[[str, int, int], None]]:
 
 def move_through_mcp(workspace: Path, tree: Mapping[str, Sequence[str]]) -> None:
     """Carry out a tree by calling the organizer server's `move_files` through an in-memory client."""
+    import asyncio
+
     from mcp import Client
 
+    from worldkit.errors import CheckFailed
+    from worldkit.infoorg.baselines import destinations
     from worldkit.mcp.organizer import build_organizer_server
 
     async def run() -> None:
@@ -87,29 +92,51 @@ def move_through_mcp(workspace: Path, tree: Mapping[str, Sequence[str]]) -> None
     asyncio.run(run())
 
 
-_APPLIERS: dict[ApplyChoice, TreeApplier] = {
-    ApplyChoice.mcp: move_through_mcp,
-    ApplyChoice.organizer: move_with_organizer,
-    ApplyChoice.disk: move_on_disk,
+def _applier(choice: ApplyChoice) -> TreeApplier | None:
+    """None scores the trees directly; the others carry them out on a workspace first."""
+    from worldkit.infoorg.baselines import move_on_disk, move_with_organizer
+
+    return {
+        ApplyChoice.tree: None,
+        ApplyChoice.mcp: move_through_mcp,
+        ApplyChoice.organizer: move_with_organizer,
+        ApplyChoice.disk: move_on_disk,
+    }[choice]
+
+
+_COUNT_LABELS = {
+    "silhouette_beats_fixed": "silhouette > fixed cuts (tasks)",
+    "silhouette_beats_random": "silhouette > random mean (tasks)",
+    "silhouette_at_max_parents": "silhouette at max parents (tasks)",
+    "silhouette_parents_mean": "silhouette parent groups (mean)",
+    "fixed_parents_mean": "fixed-cut parent groups (mean)",
+    "reference_parents_mean": "reference parent groups (mean)",
+    "exact_recoveries": "exact recoveries (tasks)",
 }
 
 
 def render_table(report: BaselineReport) -> str:
-    """The baseline means next to the paper's Table 12 (0-100)."""
+    """The baseline means next to the paper's Table 12 (0-100), then Appendix F's counts."""
     summary = report.summary()
-    ours, paper = summary["mean_S"], PAPER_TABLE_12.get(report.family, {})
+    ours, paper = summary["mean_S"], summary["paper_S"]
+    counts, paper_counts = summary["counts"], summary["paper_counts"]
     lines = [
         f"{report.family}: mean Structure Score of the text-only baselines over "
-        f"{len(report.tasks)} tasks (0-100)",
-        f"{'baseline':<14}{'worldkit':>9}{'paper':>8}",
+        f"{len(report.tasks)} tasks (0-100, λ = {report.economy_lambda:g})",
+        f"{'baseline':<14}{'worldkit':>9}{'paper':>8}{'diff':>7}",
     ]
-    for name in BASELINES:
-        theirs = f"{paper[name]:.1f}" if name in paper else "-"
-        lines.append(f"{_LABELS[name]:<14}{ours[name]:>9.1f}{theirs:>8}")  # type: ignore[index]
-    lines.append(
-        f"silhouette parent groups: mean {summary['silhouette_parents_mean']}, at the largest "
-        f"permitted count in {summary['silhouette_at_max_parents']} of {len(report.tasks)} tasks"
-    )
+    for name, label in _LABELS.items():
+        mine = ours[name]  # type: ignore[index]
+        theirs = paper.get(name)  # type: ignore[union-attr]
+        shown = f"{theirs:.1f}" if theirs is not None else "-"
+        diff = f"{mine - theirs:+.1f}" if theirs is not None else "-"
+        lines.append(f"{label:<14}{mine:>9.1f}{shown:>8}{diff:>7}")
+    lines += ["", f"{'Appendix F':<36}{'worldkit':>9}{'paper':>8}"]
+    for key, label in _COUNT_LABELS.items():
+        mine = counts[key]  # type: ignore[index]
+        theirs = paper_counts.get(key)  # type: ignore[union-attr]
+        shown = "-" if theirs is None else f"{theirs:g}"
+        lines.append(f"{label:<36}{mine:>9g}{shown:>8}")
     return "\n".join(lines)
 
 
@@ -135,6 +162,8 @@ def build(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Build InfoOrgBench packets from a local source and check them against the manifest."""
+    from worldkit.infoorg.packets import build_to_disk
+
     manifest_path = manifest or Path("manifests") / "infoorg" / f"{family.value}.json"
     with _progress() as progress:
         result = build_to_disk(
@@ -160,21 +189,39 @@ def baselines(
     source: Path = typer.Option(..., "--source", metavar="DIR", help="Local source, as for build."),
     tasks: int = typer.Option(50, "--tasks", min=1, help="Number of tasks to build and score."),
     seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Build seed."),
-    apply: ApplyChoice = typer.Option(
-        ApplyChoice.mcp, "--apply",
-        help="How baseline trees are carried out: organizer tools over MCP, the organizer "
-        "library, or plain moves on disk.",
+    economy_lambda: float = typer.Option(
+        DEFAULT_LAMBDA, "--lambda", min=0.0, max=1.0,
+        help="λ of the folder economy (paper: 0.2; Appendix F also reports 0 and 0.4).",
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    apply: ApplyChoice = typer.Option(
+        ApplyChoice.tree, "--apply",
+        help="tree: score each baseline tree directly (fast); mcp, organizer or disk: carry it "
+        "out on a fresh workspace (organizer tools over MCP, the organizer library, plain moves) "
+        "and score the captured workspace.",
+    ),
+    per_task: Path | None = typer.Option(
+        None, "--per-task", metavar="FILE",
+        help="Also write every task's scores, parent-group counts and silhouette cut as JSON.",
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object (with per_task)."),
 ) -> None:
     """Run the text-only baselines (Appendix F) on freshly built packets and print Table 12."""
+    from worldkit.infoorg.baselines import baselines_from_source
+
     with _progress() as progress:
         report = baselines_from_source(
-            family.value, source, tasks=tasks, seed=seed, apply=_APPLIERS[apply],
-            progress=progress,
+            family.value, source, tasks=tasks, seed=seed, apply=_applier(apply),
+            progress=progress, economy_lambda=economy_lambda,
+        )
+    rows = [t.model_dump(mode="json") for t in report.tasks]
+    if per_task is not None:
+        per_task.parent.mkdir(parents=True, exist_ok=True)
+        per_task.write_text(
+            json.dumps({**report.summary(), "per_task": rows}, sort_keys=True, indent=2) + "\n",
+            encoding="utf-8",
         )
     if as_json:
-        echo_json({**report.summary(), "per_task": [t.model_dump(mode="json") for t in report.tasks]})
+        echo_json({**report.summary(), "per_task": rows})
         return
     typer.echo(render_table(report))
 

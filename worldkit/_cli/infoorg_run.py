@@ -65,7 +65,8 @@ def serve_command(
         # The log is written before each call returns, so no move reaches the agent unlogged.
         with open_run(opened, run, overlay.seat) as log:
             server = build_organizer_server(
-                workspace, event_log=log, inventory=inbox_inventory(packet)
+                workspace, event_log=log, inventory=inbox_inventory(packet),
+                request=overlay.request,
             )
             typer.echo(
                 f"serving packet {overlay.id} as seat {overlay.seat} ({overlay.world} {overlay.rev} "

@@ -8,14 +8,18 @@ exits: 0 for a valid output, 1 when the output is invalid (S = 0; the problems a
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from worldkit._cli.infoorg_group import infoorg_app
-from worldkit.canon import pretty_json
 from worldkit.errors import CheckFailed, UsageError
-from worldkit.infoorg.scoring import StructureScore, score_trees, score_workspace
-from worldkit.infoorg.tree import InvalidHierarchy, load_tree_file
+
+if TYPE_CHECKING:
+    from worldkit.infoorg.scoring import StructureScore
+
+# The scorer is imported inside each command: importing this module costs only typer, and the
+# commands load the scoring modules alone (no store, SQLAlchemy, overlays or scikit-learn).
 
 
 def _pct(value: float | None) -> str:
@@ -51,6 +55,8 @@ def render_table(score: StructureScore) -> str:
 
 
 def _report(score: StructureScore, as_json: bool, what: str) -> None:
+    from worldkit.canon import pretty_json
+
     if as_json:
         typer.echo(pretty_json(score.model_dump(mode="json")), nl=False)
     else:
@@ -73,14 +79,19 @@ def score_command(
         ..., "--workspace", metavar="DIR", help="The captured workspace (the agent's tree root)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object (0–1 scale)."),
+    economy_lambda: float = typer.Option(
+        0.2, "--lambda", min=0.0, max=1.0, help="λ of the folder economy (paper: 0.2)."
+    ),
 ) -> None:
     """Check a workspace against its packet, then print its Structure Score.
 
     Valid: every record once, bytes unchanged, no stray file, allowed names.
     Exits 1 when the workspace is invalid (S = 0).
     """
+    from worldkit.infoorg.scoring import score_workspace
+
     score = score_workspace(
-        _existing_dir(packet, "--packet"), _existing_dir(workspace, "--workspace")
+        _existing_dir(packet, "--packet"), _existing_dir(workspace, "--workspace"), economy_lambda
     )
     _report(score, as_json, f"workspace {workspace}")
 
@@ -89,15 +100,22 @@ def score_trees_command(
     reference: Path = typer.Argument(..., metavar="REF.json", help="Reference hierarchy."),
     output: Path = typer.Argument(..., metavar="OUT.json", help="Output hierarchy."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object (0–1 scale)."),
+    economy_lambda: float = typer.Option(
+        0.2, "--lambda", min=0.0, max=1.0, help="λ of the folder economy (paper: 0.2)."
+    ),
 ) -> None:
     """Score an output hierarchy against a reference, both given as JSON files.
 
     Each file maps record ids to folder lists: {"F001": ["meeting", "section"]}.
-    Exits 1 when the output is invalid (S = 0), 3 when a file is malformed.
+    Exits 1 when the output is invalid (S = 0), 3 when a file is malformed (including a
+    record id given twice).
     """
+    from worldkit.infoorg.scoring import score_trees
+    from worldkit.infoorg.tree import InvalidHierarchy, load_tree_file
+
     ref_paths, out_paths = load_tree_file(reference), load_tree_file(output)
     try:
-        score = score_trees(ref_paths, out_paths)
+        score = score_trees(ref_paths, out_paths, economy_lambda)
     except InvalidHierarchy as error:
         raise InvalidHierarchy(f"{reference}: {error.message}") from error
     _report(score, as_json, str(output))

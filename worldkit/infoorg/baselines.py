@@ -20,12 +20,20 @@ reports 36 tasks, 7.12 groups and 9.4. With the English stop-word list these bec
 paper's own description of the cuts is reproduced only with stop words removed. `STOP_WORDS`
 holds the choice; `stop_words=None` gives the literal scikit-learn default for comparison.
 
-Baselines never see the reference. A baseline's tree is applied to a fresh copy of the inbox by
-an injected `TreeApplier` — by default the organizer's `move_files` (`worldkit.infoorg.organizer`,
-the library behind the MCP tools; the CLI calls the tools through an in-memory MCP client) — and
-the resulting workspace is scored like any agent's output. `BaselineAgent` is the same baseline
-as an agent: it lists and reads the records through the organizer tools, computes its tree from
-what it read, moves the records and checks the inventory (`worldkit infoorg run`).
+Baselines never see the reference: their trees come from the inbox text alone. Scoring does.
+By default (`run_task(apply=None)`) each tree is scored directly with `score_trees` at the given
+λ (`economy_lambda`, the paper's 0.2; Appendix F also reports 0 and 0.4); baseline trees keep and
+file every record by construction, so this equals scoring a workspace organized by the tree. With
+an injected `TreeApplier` — the organizer's `move_files` (`worldkit.infoorg.organizer`), plain
+moves on disk, or (from the CLI) the organizer tools over an in-memory MCP client — each tree is
+carried out on a fresh copy of the inbox and the captured workspace is scored like any agent's
+output; a test checks the two paths agree. Per task the report keeps every baseline's S, its
+parent-group count, the reference's, and whether any tree recovers the reference exactly; the
+summary prints Appendix F's counts (silhouette wins over fixed cuts and over the random mean,
+tasks at the largest permitted parent count, mean parent groups) beside the paper's.
+`BaselineAgent` is the same baseline as an agent: it lists and reads the records through the
+organizer tools, computes its tree from what it read, moves the records and checks the
+inventory (`worldkit infoorg run`).
 """
 
 from __future__ import annotations
@@ -44,6 +52,7 @@ from worldkit.canon import canonical_json
 from worldkit.errors import CheckFailed, UsageError
 from worldkit.infoorg.packets import DEFAULT_SEED, build_packets, read_packet_info, write_packets
 from worldkit.infoorg.sources import Family
+from worldkit.infoorg.scoring import ECONOMY_LAMBDA
 from worldkit.infoorg.sources.selection import derived_seed
 
 if TYPE_CHECKING:
@@ -247,8 +256,43 @@ class TaskBaselines(BaseModel):
     """Baseline -> S (random: mean over its seeds)."""
     random_scores: tuple[float, ...]
     """S of each random-shape seed."""
+    parents: dict[BaselineName, int]
+    """Baseline -> number of top-level (parent) groups in its tree."""
+    reference_parents: int
+    """Number of parent groups in the reference."""
+    exact: dict[BaselineName, bool]
+    """Baseline -> whether its tree recovers the reference exactly (random: any seed)."""
     silhouette: SilhouetteCut
     """The silhouette cut chosen for this packet."""
+
+
+PAPER_APPENDIX_F: dict[str, dict[str, float]] = {
+    "recap": {"silhouette_beats_fixed": 50, "silhouette_beats_random": 48,
+              "silhouette_at_max_parents": 36, "silhouette_parents_mean": 7.12,
+              "reference_parents_mean": 2.68, "silhouette_S_lambda_0": 28.7,
+              "silhouette_S_lambda_0.4": 25.1, "exact_recoveries": 0},
+    "thread": {"silhouette_beats_fixed": 50, "silhouette_beats_random": 50,
+               "silhouette_at_max_parents": 35, "silhouette_parents_mean": 7.06,
+               "reference_parents_mean": 2.62, "silhouette_S_lambda_0": 37.2,
+               "silhouette_S_lambda_0.4": 30.8, "exact_recoveries": 0},
+    "design": {"silhouette_beats_fixed": 50, "silhouette_beats_random": 50,
+               "silhouette_at_max_parents": 47, "silhouette_parents_mean": 5.94,
+               "reference_parents_mean": 4.00, "silhouette_S_lambda_0": 73.9,
+               "silhouette_S_lambda_0.4": 68.1, "exact_recoveries": 0},
+}
+"""Appendix F's counts over 50 tasks per family (wins, parent groups, λ variants) for comparison."""
+
+
+def paper_scores(family: str, economy_lambda: float) -> dict[str, float]:
+    """The paper's mean S (0-100) per baseline at this λ: Table 12 at 0.2, the silhouette
+    figures of Appendix F at 0 and 0.4 (flat is 0 at any λ), nothing at other values."""
+    if economy_lambda == ECONOMY_LAMBDA:
+        return dict(PAPER_TABLE_12.get(family, {}))
+    key = {0.0: "silhouette_S_lambda_0", 0.4: "silhouette_S_lambda_0.4"}.get(economy_lambda)
+    appendix = PAPER_APPENDIX_F.get(family, {})
+    if key is None or key not in appendix:
+        return {}
+    return {"flat": 0.0, "silhouette": appendix[key]}
 
 
 class BaselineReport(BaseModel):
@@ -262,21 +306,45 @@ class BaselineReport(BaseModel):
     """Per-packet results, in task-id order."""
     stop_words: StopWords = STOP_WORDS
     """The stop-word list removed before TF-IDF (None: every word kept)."""
+    economy_lambda: float = ECONOMY_LAMBDA
+    """λ of the folder economy used for every score."""
 
     def mean(self, name: BaselineName) -> float:
         return sum(task.scores[name] for task in self.tasks) / len(self.tasks)
 
-    def summary(self) -> dict[str, object]:
-        """Mean S per baseline (0-100) with the paper's figures and silhouette diagnostics."""
+    def counts(self) -> dict[str, float]:
+        """Appendix F's diagnostics: wins of the silhouette cut, parent groups, exact recoveries."""
         cuts = [task.silhouette for task in self.tasks]
+        n = len(self.tasks)
+        return {
+            "silhouette_beats_fixed": sum(
+                t.scores["silhouette"] > t.scores["fixed"] for t in self.tasks
+            ),
+            "silhouette_beats_random": sum(
+                t.scores["silhouette"] > t.scores["random"] for t in self.tasks
+            ),
+            "silhouette_at_max_parents": sum(c.parents == c.max_parents for c in cuts),
+            "silhouette_parents_mean": round(sum(c.parents for c in cuts) / n, 2),
+            "fixed_parents_mean": round(sum(t.parents["fixed"] for t in self.tasks) / n, 2),
+            "reference_parents_mean": round(sum(t.reference_parents for t in self.tasks) / n, 2),
+            "exact_recoveries": sum(any(t.exact.values()) for t in self.tasks),
+        }
+
+    def summary(self) -> dict[str, object]:
+        """Mean S per baseline (0-100) and Appendix F's counts, each beside the paper's."""
         return {
             "family": self.family,
             "tasks": len(self.tasks),
             "stop_words": self.stop_words,
+            "lambda": self.economy_lambda,
             "mean_S": {name: round(100 * self.mean(name), 1) for name in BASELINES},
-            "paper_S": PAPER_TABLE_12.get(self.family, {}),
-            "silhouette_parents_mean": round(sum(c.parents for c in cuts) / len(cuts), 2),
-            "silhouette_at_max_parents": sum(c.parents == c.max_parents for c in cuts),
+            "paper_S": paper_scores(self.family, self.economy_lambda),
+            "counts": self.counts(),
+            "paper_counts": {
+                key: value
+                for key, value in PAPER_APPENDIX_F.get(self.family, {}).items()
+                if not key.startswith("silhouette_S_")
+            },
         }
 
 
@@ -284,16 +352,18 @@ ScoreWorkspace = Callable[[Path, Path], float]
 """(packet dir, workspace) -> S on the 0-1 scale."""
 
 
-def _default_score(packet_dir: Path, workspace: Path) -> float:
-    from worldkit.infoorg.scoring import score_workspace
-
-    return float(score_workspace(packet_dir, workspace).S or 0.0)
+def _parent_count(tree: Tree) -> int:
+    return len({path[0] if path else "" for path in tree.values()})
 
 
 def trees_from_texts(
     ids: Sequence[str], texts: Sequence[str], task: str, stop_words: StopWords = STOP_WORDS
 ) -> tuple[dict[str, Tree | list[Tree]], SilhouetteCut]:
-    """Every baseline's tree for records `ids` with `texts`; `task` seeds the random shapes."""
+    """Every baseline's tree for records `ids` with `texts`; `task` seeds the random shapes.
+
+    One TF-IDF matrix and one average-linkage dendrogram per packet; the fixed cuts and the
+    whole silhouette search cut that same dendrogram.
+    """
     distances = cosine_distances(texts, stop_words)
     linkage_matrix = average_linkage(distances)
     shape, cut = silhouette_cut(ids, linkage_matrix, distances)
@@ -317,29 +387,69 @@ def baseline_trees(
     return trees_from_texts(ids, texts, read_packet_info(packet_dir).task_id, stop_words)
 
 
+def _each(tree_or_trees: Tree | list[Tree]) -> list[Tree]:
+    return tree_or_trees if isinstance(tree_or_trees, list) else [tree_or_trees]
+
+
 def run_task(
     packet_dir: Path,
-    apply: TreeApplier = move_with_organizer,
-    score: ScoreWorkspace = _default_score,
+    apply: TreeApplier | None = None,
+    score: ScoreWorkspace | None = None,
     stop_words: StopWords = STOP_WORDS,
+    economy_lambda: float = ECONOMY_LAMBDA,
 ) -> TaskBaselines:
-    """Apply every baseline to a fresh copy of the packet's inbox and score the workspace."""
+    """Score every baseline's tree on one packet.
+
+    With `apply` (e.g. `move_with_organizer`), each tree is carried out on a fresh copy of the
+    inbox and the captured workspace is scored like an agent's (validity, then S). Without it the
+    trees are scored directly with `score_trees`; baseline trees keep and file every record by
+    construction, so both give the same S (a test checks it) and the direct path is the fast one.
+    """
+    from worldkit.infoorg.reference import load_reference
+    from worldkit.infoorg.scoring import score_trees, score_workspace
+
     trees, cut = baseline_trees(packet_dir, stop_words)
     info = read_packet_info(packet_dir)
+    reference = load_reference(packet_dir).paths()
     results: dict[str, list[float]] = {}
-    with tempfile.TemporaryDirectory(prefix="worldkit-baseline-") as scratch:
+    exact: dict[str, bool] = {}
+
+    def judge(name: str, index: int, tree: Tree, workspace_root: Path | None) -> None:
+        if apply is None:
+            outcome = score_trees(reference, tree, economy_lambda)
+            value = float(outcome.S or 0.0)
+            exact[name] = exact.get(name, False) or bool(outcome.exact)
+        else:
+            assert workspace_root is not None
+            workspace = workspace_root / f"{name}-{index}"
+            shutil.copytree(packet_dir / "candidate" / "inbox", workspace / "inbox")
+            apply(workspace, tree)
+            if score is not None:
+                value = score(packet_dir, workspace)
+                outcome = score_trees(reference, tree, economy_lambda)
+            else:
+                outcome = score_workspace(packet_dir, workspace, economy_lambda)
+                value = float(outcome.S or 0.0)
+            exact[name] = exact.get(name, False) or bool(outcome.exact)
+        results.setdefault(name, []).append(value)
+
+    if apply is None:
         for name in BASELINES:
-            tree_or_trees = trees[name]
-            for index, tree in enumerate(tree_or_trees if isinstance(tree_or_trees, list) else [tree_or_trees]):
-                workspace = Path(scratch) / f"{name}-{index}"
-                shutil.copytree(packet_dir / "candidate" / "inbox", workspace / "inbox")
-                apply(workspace, tree)
-                results.setdefault(name, []).append(score(packet_dir, workspace))
+            for index, tree in enumerate(_each(trees[name])):
+                judge(name, index, tree, None)
+    else:
+        with tempfile.TemporaryDirectory(prefix="worldkit-baseline-") as scratch:
+            for name in BASELINES:
+                for index, tree in enumerate(_each(trees[name])):
+                    judge(name, index, tree, Path(scratch))
     return TaskBaselines(
         task_id=info.task_id,
         record_count=info.record_count,
         scores={name: sum(values) / len(values) for name, values in results.items()},  # type: ignore[misc]
         random_scores=tuple(results["random"]),
+        parents={name: _parent_count(_each(trees[name])[0]) for name in BASELINES},  # type: ignore[misc]
+        reference_parents=_parent_count(reference),
+        exact=exact,  # type: ignore[arg-type]
         silhouette=cut,
     )
 
@@ -347,18 +457,21 @@ def run_task(
 def run_baselines(
     family: str,
     packet_dirs: Sequence[Path],
-    apply: TreeApplier = move_with_organizer,
-    score: ScoreWorkspace = _default_score,
+    apply: TreeApplier | None = None,
+    score: ScoreWorkspace | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     stop_words: StopWords = STOP_WORDS,
+    economy_lambda: float = ECONOMY_LAMBDA,
 ) -> BaselineReport:
-    """Run every baseline on every packet (sorted by folder name)."""
+    """Run every baseline on every packet (sorted by folder name); see `run_task`."""
     tasks = []
     for index, packet_dir in enumerate(sorted(packet_dirs), start=1):
-        tasks.append(run_task(packet_dir, apply, score, stop_words))
+        tasks.append(run_task(packet_dir, apply, score, stop_words, economy_lambda))
         if progress:
             progress("baselines", index, len(packet_dirs))
-    return BaselineReport(family=family, tasks=tasks, stop_words=stop_words)
+    return BaselineReport(
+        family=family, tasks=tasks, stop_words=stop_words, economy_lambda=economy_lambda
+    )
 
 
 def baselines_from_source(
@@ -366,16 +479,18 @@ def baselines_from_source(
     source: Path,
     tasks: int = 50,
     seed: int = DEFAULT_SEED,
-    apply: TreeApplier = move_with_organizer,
+    apply: TreeApplier | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     stop_words: StopWords = STOP_WORDS,
+    economy_lambda: float = ECONOMY_LAMBDA,
 ) -> BaselineReport:
     """Build the family's packets in a scratch folder, then run every baseline on them."""
     packets = build_packets(family, source, tasks, seed, progress)
     with tempfile.TemporaryDirectory(prefix="worldkit-packets-") as scratch:
-        write_packets(packets, Path(scratch), progress=progress)
+        write_packets(packets, Path(scratch), progress=progress, with_overlays=False)
         return run_baselines(
-            family, sorted(Path(scratch).iterdir()), apply, progress=progress, stop_words=stop_words
+            family, sorted(Path(scratch).iterdir()), apply, progress=progress,
+            stop_words=stop_words, economy_lambda=economy_lambda,
         )
 
 

@@ -428,7 +428,8 @@ def run_packet(
     task = AgentTask(request=overlay.request, seat=overlay.seat)
     with open_run(store, run_id, overlay.seat) as log:
         server = build_organizer_server(
-            workspace, event_log=log, inventory=inbox_inventory(packet_dir)
+            workspace, event_log=log, inventory=inbox_inventory(packet_dir),
+            request=overlay.request,
         )
 
         async def drive() -> Any:

@@ -162,14 +162,14 @@ def write_packets(
     force: bool = False,
     progress: Progress | None = None,
     binding: WorldBinding | None = None,
+    with_overlays: bool = True,
 ) -> None:
     """Write packets under `out`; refuse a non-empty `out` unless `force` (which replaces packets).
 
     Each packet gets its `overlay.json` on the `infoorg` world; `binding` (default: the world's
-    seat and default date, pinned now) is computed once for all packets.
+    seat and default date, pinned now) is computed once for all packets. `with_overlays=False`
+    writes the packet files only (scratch packets that are scored and thrown away).
     """
-    # overlays imports this module (PacketInfo, check_packet_dir), hence the late import.
-    from worldkit.infoorg.overlays import bind_world, make_overlay, write_overlay
 
     if out.exists() and any(out.iterdir()):
         if not force:
@@ -181,7 +181,11 @@ def write_packets(
                                "refusing to replace it even with --force; choose another --out")
         for child in sorted(out.iterdir()):
             shutil.rmtree(child)
-    pinned = binding or (bind_world() if packets else None)
+    if with_overlays:
+        # overlays imports this module (PacketInfo, check_packet_dir), hence the late import.
+        from worldkit.infoorg.overlays import bind_world, make_overlay, write_overlay
+
+        pinned = binding or (bind_world() if packets else None)
     for index, packet in enumerate(packets, start=1):
         root = out / packet.task_id
         for side, files in (("candidate", packet.candidate), ("verifier", packet.verifier)):
@@ -190,9 +194,10 @@ def write_packets(
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(data)
         (root / "packet.json").write_bytes(packet.packet_json())
-        request = packet.candidate["request.md"].decode("utf-8")
-        reference = sha256_bytes(packet.verifier["reference.json"])
-        write_overlay(root, make_overlay(packet.info, request, reference, pinned))  # type: ignore[arg-type]
+        if with_overlays:
+            request = packet.candidate["request.md"].decode("utf-8")
+            reference = sha256_bytes(packet.verifier["reference.json"])
+            write_overlay(root, make_overlay(packet.info, request, reference, pinned))  # type: ignore[arg-type]
         if progress:
             progress("write", index, len(packets))
 

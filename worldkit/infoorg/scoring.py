@@ -17,6 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from worldkit.errors import UsageError
 from worldkit.infoorg._triples import count_levels
 from worldkit.infoorg.reference import load_reference
 from worldkit.infoorg.tree import (
@@ -87,7 +88,8 @@ class StructureScore(BaseModel):
     precision_bal: float | None = None
     """Mean over levels with g > 0 and o > 0 of m/o (0 when there is no such level)."""
     E: float | None = None
-    """Folder economy 1 − 0.2 · max(0, u(O) − u(R)) / n(O) (root counted, wrappers dropped)."""
+    """Folder economy 1 − λ · max(0, u(O) − u(R)) / n(O), λ = 0.2 unless asked otherwise (root
+    counted, wrappers dropped)."""
     penalty: float | None = None
     """Economy penalty 1 − E (the paper prints 100(1 − E))."""
     triplet_f1: float | None = None
@@ -169,10 +171,14 @@ def _invalid(n_records: int, problems: list[str]) -> StructureScore:
 
 
 def score_trees(
-    reference: Mapping[str, Sequence[str]], output: Mapping[str, Sequence[str]]
+    reference: Mapping[str, Sequence[str]],
+    output: Mapping[str, Sequence[str]],
+    economy_lambda: float = ECONOMY_LAMBDA,
 ) -> StructureScore:
     """Score an output hierarchy against the reference; both map record id → folder components.
 
+    `economy_lambda` is λ of the folder economy (the paper's 0.2; Appendix F also reports 0 and
+    0.4).
     A reference with a disallowed folder name raises `InvalidHierarchy`. An output that misses
     or adds records, or uses a disallowed folder name, is invalid: S = 0 and `problems` says why.
     """
@@ -180,7 +186,18 @@ def score_trees(
     problems = _output_problems(ref, output)
     if problems:
         return _invalid(len(ref), problems)
-    return _score_valid(ref, {record: tuple(output[record]) for record in ref})
+    return _score_valid(
+        ref, {record: tuple(output[record]) for record in ref}, _check_lambda(economy_lambda)
+    )
+
+
+def _check_lambda(economy_lambda: float) -> float:
+    if not 0.0 <= economy_lambda <= 1.0:
+        raise UsageError(
+            f"economy λ must lie in [0, 1], got {economy_lambda}; the paper uses 0.2 (0 and 0.4 "
+            "in Appendix F)"
+        )
+    return float(economy_lambda)
 
 
 def _folder_children(tree: IndexedTree) -> list[int]:
@@ -192,10 +209,10 @@ def _folder_children(tree: IndexedTree) -> list[int]:
     return children
 
 
-def _economy(ref: IndexedTree, out: IndexedTree) -> float:
+def _economy(ref: IndexedTree, out: IndexedTree, economy_lambda: float) -> float:
     u_ref = sum(1 for c in _folder_children(ref) if c == 1)
     u_out = sum(1 for c in _folder_children(out) if c == 1)
-    return 1.0 - ECONOMY_LAMBDA * max(0, u_out - u_ref) / out.node_count
+    return 1.0 - economy_lambda * max(0, u_out - u_ref) / out.node_count
 
 
 def _node_sets(tree: IndexedTree) -> Counter[frozenset[int]]:
@@ -248,7 +265,7 @@ def _category(levels: Mapping[int, LevelCounts], same_shape: bool) -> Category:
     return "both"
 
 
-def _score_valid(reference: Paths, output: Paths) -> StructureScore:
+def _score_valid(reference: Paths, output: Paths, economy_lambda: float) -> StructureScore:
     """Score two hierarchies over the same records with allowed folder names."""
     records = sorted(reference)
     ref = index_tree(strip_wrapper(reference), records)
@@ -266,7 +283,7 @@ def _score_valid(reference: Paths, output: Paths) -> StructureScore:
     }
     recall, precision, f1_bal = _balanced(levels)
     t_recall, t_precision, triplet_f1 = _pooled(levels)
-    economy = _economy(ref, out)
+    economy = _economy(ref, out, economy_lambda)
 
     # A tree is determined, up to names and order, by the multiset of its folders' record sets.
     sets_ref, sets_out = _node_sets(ref), _node_sets(out)
@@ -298,7 +315,9 @@ def _score_valid(reference: Paths, output: Paths) -> StructureScore:
     )
 
 
-def score_workspace(packet_dir: Path, workspace_dir: Path) -> StructureScore:
+def score_workspace(
+    packet_dir: Path, workspace_dir: Path, economy_lambda: float = ECONOMY_LAMBDA
+) -> StructureScore:
     """Check a captured workspace against the packet's reference, then score its hierarchy.
 
     Validity (paper §D.1): every reference record exactly once as `<folders…>/<ID>.txt`, bytes
@@ -308,7 +327,8 @@ def score_workspace(packet_dir: Path, workspace_dir: Path) -> StructureScore:
     reference = load_reference(Path(packet_dir))
     paths = reference.paths()
     ref = _reference_paths(paths)
+    economy_lambda = _check_lambda(economy_lambda)
     scan = check_workspace(Path(workspace_dir), reference.hashes())
     if scan.problems:
         return _invalid(len(ref), scan.problems)
-    return _score_valid(ref, scan.paths)
+    return _score_valid(ref, scan.paths, economy_lambda)

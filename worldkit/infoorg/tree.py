@@ -110,11 +110,28 @@ def index_tree(paths: Mapping[str, Sequence[str]], records: Sequence[str]) -> In
     return IndexedTree(tuple(records), tuple(record_nodes), tuple(parent), tuple(depth))
 
 
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _reject_duplicate_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """`json.loads` hook: an object that repeats a key is an error (JSON would keep the last)."""
+    result: dict[str, object] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _DuplicateKey(key)
+        result[key] = value
+    return result
+
+
 def load_tree_file(path: Path) -> Paths:
     """Read a `{record_id: [folder, …]}` JSON file, rejecting anything else with a clear message.
 
     Folder names are not checked here (a bad name in an output is a validity failure, not a
-    malformed file); see `folder_name_problem`.
+    malformed file); see `folder_name_problem`. A record id given twice is an error naming it
+    (plain JSON parsing would silently keep the last entry).
     """
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -123,7 +140,12 @@ def load_tree_file(path: Path) -> Paths:
     except (OSError, UnicodeDecodeError) as error:
         raise InvalidHierarchy(f"{path}: cannot be read as UTF-8 text ({error}); pass a JSON file")
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_reject_duplicate_keys)
+    except _DuplicateKey as duplicate:
+        raise InvalidHierarchy(
+            f"{path}: record {duplicate.key} is given more than once; "
+            "a hierarchy lists each record id once — keep one entry for it"
+        )
     except json.JSONDecodeError as error:
         raise InvalidHierarchy(
             f"{path}: not valid JSON (line {error.lineno}, column {error.colno}: {error.msg}); "

@@ -83,11 +83,9 @@ def _flatten(value: Any, prefix: str = "") -> set[str]:
 
 
 def _own(tool: str, arguments: Mapping[str, Any]) -> bool:
-    """A call on the seat's own material: its workspace, or mail it sent."""
+    """A read of the seat's own workspace (mail it sent is recognised when re-executed)."""
     if tool == "read_file":
         return str(arguments.get("path", "")).startswith(WORKSPACE_PREFIX)
-    if tool == "read_message":
-        return str(arguments.get("id", "")).startswith("SENT-")
     return False
 
 
@@ -207,9 +205,9 @@ def evidence_access(
             continue
         if tool not in EVIDENCE_TOOLS or not isinstance(arguments, Mapping) or _own(tool, arguments):
             continue
-        if tool in INSPECTION_TOOLS:
-            inspections += 1
         found = None if diverged else exposures_of(current, tool, arguments, event.get("result_digest"))
+        if tool in INSPECTION_TOOLS and not (tool == "read_message" and found == []):  # [] : mail the seat sent
+            inspections += 1
         if found is None:
             undecidable += 1
             possible.extend(_possible(tool, arguments))

@@ -130,6 +130,14 @@ def resolve_spec(spec: str) -> tuple[str, str | None]:
     raise UsageError(f"unknown agent {spec!r}; available agents: {', '.join(agent_names())}")
 
 
+def check_spec(spec: str) -> None:
+    """Refuse a spec that names no registered agent, or passes an argument it does not take."""
+    name, argument = resolve_spec(spec)
+    entry = _AGENTS.get(name) or _load(name, _declared()[name])
+    if argument is not None and entry.arg is None:
+        raise UsageError(f"agent {name!r} takes no argument (got {spec!r}); use `{name}`")
+
+
 def make_agent(spec: str, options: dict[str, Any] | None = None) -> Agent:
     """The agent named by `spec` (a registered name, or `name:ARG`), built with `options`."""
     name, argument = resolve_spec(spec)

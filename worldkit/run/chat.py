@@ -88,7 +88,7 @@ class ChatEndpoint:
                         raise EndpointError(self._message(problem, attempts), status=status, attempts=attempts)
                 if attempts > self.max_retries:
                     raise EndpointError(self._message(problem, attempts), status=status, attempts=attempts)
-                self.sleep(delay)
+                self.sleep(max(delay, _retry_after(response) if status is not None else 0.0))
                 delay *= 2
 
     def _message(self, problem: str, attempts: int) -> str:
@@ -113,3 +113,11 @@ class ChatEndpoint:
                 "point --base-url at an OpenAI-compatible chat-completions API"
             )
         return data
+
+
+def _retry_after(response: Any) -> float:
+    """The server's `Retry-After` in seconds (capped at a minute), 0 when absent or a date."""
+    try:
+        return min(60.0, max(0.0, float(response.headers.get("retry-after", "0"))))
+    except ValueError:
+        return 0.0

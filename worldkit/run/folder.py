@@ -12,8 +12,9 @@
       workspace/              the seat's working copy of candidate/workspace: the agent writes here
       execution-record.json   written by grading (`run`, `grade RUN_DIR`); absent until graded
 
-A writer stages with `stage_run_folder` (or writes the same files itself and then
-`write_run_folder`), serves `candidate/projection` with `workspace/` as the workspace, and logs
+A writer stages with `stage_run_folder` (or stages `package/` and `workspace/` itself, e.g. with
+`worldkit.mcp.session.stage_seat(overlay=…, out=DIR)`, and then writes
+`write_run_folder(DIR, folder_for_package(DIR, run_id=…, store=…, overlay_path=…))`), serves `candidate/projection` with `workspace/` as the workspace, and logs
 every call under `run_id` in the store named in `run.json`. The grader trusts none of it: the
 package is verified against its manifests, the overlay's digest must equal the one applied, and
 the workspace must equal what the logged writes produce.
@@ -37,6 +38,7 @@ __all__ = [
     "RUN_FILE",
     "RunFolder",
     "RunPaths",
+    "folder_for_package",
     "public_store_url",
     "read_run_folder",
     "stage_run_folder",
@@ -141,6 +143,35 @@ def read_run_folder(root: Path) -> RunFolder:
         first = error.errors()[0]
         field = ".".join(str(p) for p in first["loc"]) or None
         raise InvalidResults(f"{first['msg']}; restore run.json from the run", file=path, field=field) from None
+
+
+def folder_for_package(
+    root: Path,
+    *,
+    run_id: str,
+    store: str | None,
+    overlay_path: str = "",
+    agent: str = "external",
+    agent_config: dict[str, Any] | None = None,
+) -> RunFolder:
+    """The `RunFolder` for a folder whose `package/` is already staged (e.g. by `worldkit serve
+    --overlay T --out DIR`): task, digest, condition and seat are read from `package/package.json`."""
+    package_json = RunPaths(Path(root)).package / "package.json"
+    try:
+        summary = json.loads(package_json.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise InvalidResults("missing or unreadable; stage the overlay into package/ first", file=package_json) from None
+    return RunFolder(
+        run_id=run_id,
+        overlay=summary["overlay"],
+        overlay_path=overlay_path,
+        overlay_sha256=summary["overlay_sha256"],
+        condition=summary["condition"],
+        seat=summary["seat"],
+        store=public_store_url(store),
+        agent=agent,
+        agent_config=dict(agent_config or {}),
+    )
 
 
 def stage_run_folder(

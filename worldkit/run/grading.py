@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from worldkit.errors import CheckFailed
+from worldkit.errors import CheckFailed, StoreError
 from worldkit.overlay.changes import baseline_records
 from worldkit.overlay.context import GradingContext
 from worldkit.overlay.grading import evaluate_rubric
@@ -88,7 +88,11 @@ def capture(overlay: Overlay, candidate: Path, workspace: Path, events: list[dic
         for event in tool_events(events):
             change = event.get("state_change")
             if event.get("outcome") == "ok" and change:
-                state.apply(parse_change(change))
+                try:
+                    state.apply(parse_change(change))
+                except StoreError as error:
+                    raise CheckFailed(f"event {event.get('seq')} of the run's log cannot be replayed ({error.message}); "
+                                      "the log does not describe this run — re-run the task") from None  # fmt: skip
         replayed = state.workspace_files()
         if replayed != after_files:
             differ = sorted(p for p in set(replayed) | set(after_files) if replayed.get(p) != after_files.get(p))

@@ -51,10 +51,6 @@ def agent_endpoint(options: dict[str, Any]) -> ChatEndpoint:
     )  # fmt: skip
 
 
-# Kept for callers of the old name.
-Endpoint = ChatEndpoint
-
-
 class OpenAIAgent:
     name = "openai"
 

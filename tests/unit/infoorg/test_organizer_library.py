@@ -91,6 +91,11 @@ def test_move_creates_folders_and_never_changes_bytes(ws: Path) -> None:
     inventory = organizer.check_inventory()
     assert inventory.intact and inventory.present == 6 and inventory.placed == 2
     assert inventory.unplaced == ["F003", "F004", "F005", "F006"]
+    assert {a.id: a.path for a in inventory.assignments} == {
+        "F001": ["m1", "budget", "F001.txt"], "F002": ["m1", "budget", "F002.txt"],
+        "F003": ["F003.txt"], "F004": ["inbox", "F004.txt"], "F005": ["inbox", "F005.txt"],
+        "F006": ["inbox", "F006.txt"],
+    }  # fmt: skip
     assert not (ws / ".organizer" / "journal.json").exists()
 
 
@@ -138,8 +143,16 @@ def test_inventory_reports_damage_without_quality_hints(ws: Path) -> None:
     assert not inventory.intact
     assert set(inventory.model_dump()) == {
         "expected", "present", "placed", "missing", "duplicated", "changed", "unexpected",
-        "unplaced", "intact",
+        "unplaced", "intact", "assignments",
     }  # fmt: skip
+    # Table 9: the actual assignments, of every record found exactly once (F002 is gone, F004
+    # is doubled); locations only, no word about how good they are.
+    assert [(a.id, a.path) for a in inventory.assignments] == [
+        ("F001", ["a", "F001.txt"]),
+        ("F003", ["inbox", "F003.txt"]),
+        ("F005", ["inbox", "F005.txt"]),
+        ("F006", ["inbox", "F006.txt"]),
+    ]
     with pytest.raises(OrganizerRefused, match="record F004 appears 2 times"):
         organizer.move_files(["F004"], ["b"])
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from worldkit.infoorg.sources.ami import SECTIONS, meeting_units
+from worldkit.infoorg.sources.ami import SECTIONS, is_placeholder, meeting_units
 from worldkit.infoorg.sources.records import InvalidSource
 
 NITE = "http://nite.sourceforge.net/"
@@ -69,7 +69,33 @@ def test_shared_ami_data(shared_data: Path) -> None:
     units = meeting_units(shared_data / "ami")
     assert len(units) == 142
     records = [r for u in units for r in u.records]
-    assert len(records) == 2649  # SOURCE.md: 2,649 sentences, none empty after trimming
+    # SOURCE.md: 2,649 sentences, none empty after trimming, 47 of them `NA` placeholders
+    # (`*NA*` 23, `NA.` 18, `*NA*.` 6), which are not records.
+    assert len(records) == 2649 - 47
+    assert not any("NA" == r.text.strip("*. ") for r in records)
     assert {r.path[1] for r in records} == set(SECTIONS)
     assert len({r.source for r in records}) == len(records)
     assert all(r.text == r.text.strip() and r.text for r in records)
+
+
+@pytest.mark.parametrize(
+    ("text", "placeholder"),
+    [("*NA*", True), ("NA.", True), ("*NA*.", True), ("  ", True), ("", True),
+     ("NA", True), ("NAT gateways were discussed.", False), ("The team said NA.", False)],
+)
+def test_placeholders_are_not_records(text: str, placeholder: bool) -> None:
+    assert is_placeholder(text) is placeholder
+
+
+def test_recap_selection_on_the_shared_data(shared_data: Path) -> None:
+    """Issue 18: 50 bundles of 40-60 records and >= 2 meetings, none sharing a record, no
+    placeholder; 2,471 records over 136 meetings (the paper: 2,436 over 124)."""
+    from worldkit.infoorg.sources import select_tasks
+
+    tasks = select_tasks("recap", shared_data / "ami", 50, seed=0)
+    records = [r for t in tasks for r in t.records]
+    assert len(tasks) == 50 and len(records) == 2471
+    assert len({u.unit_id for t in tasks for u in t.units}) == 136
+    assert all(40 <= len(t.records) <= 60 and len(t.units) >= 2 for t in tasks)
+    assert len({r.source for r in records}) == len(records)  # bundles laid end to end
+    assert not any(is_placeholder(r.text) for r in records)

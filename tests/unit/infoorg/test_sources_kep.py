@@ -15,6 +15,7 @@ from worldkit.infoorg.sources.kep import (
     kep_units,
     load_keps,
     names_owner_or_proposal,
+    names_title_nearly,
     normalize_heading,
     preferred_sections,
 )
@@ -104,6 +105,59 @@ def test_clean_text_removes_code_tables_links_urls_and_comments() -> None:
     )
 
 
+def test_clean_text_works_on_whole_paragraphs() -> None:
+    lines = [
+        "This proposes [Common Expression",
+        "Language (CEL)](https://example.com/cel) and [a wrapped",
+        "shortcut] link.",
+        "",
+        "- [CRD structural",
+        "  schemas](https://example.com/s):",
+        "  provide type checking.",
+        "",
+        "[X] I/we understand the owners of the involved components may require updates to",
+        "existing tests to make this code solid enough prior to committing the changes.",
+        "",
+        "None.",
+        "",
+        "- `<package>`: `<date>` - `<test coverage>`",
+        "- [ ] an unchecked template box",
+        "  that wraps",
+        "- A real item.",
+        "",
+        "N/A",
+        "",
+        "None required.",
+        "",
+        "Keep [0, 100] ranges and [bracketed] words that are no links.",
+    ]
+    cleaned = clean_text(lines, frozenset({"a wrapped shortcut"}))
+    assert cleaned == (
+        "This proposes Common Expression\nLanguage (CEL) and a wrapped\nshortcut link.\n\n"
+        "- CRD structural\n schemas:\n provide type checking.\n\n- A real item.\n\n"
+        "Keep [0, 100] ranges and [bracketed] words that are no links."
+    )
+    assert "](" not in cleaned and "[X]" not in cleaned and "None" not in cleaned
+    # A section holding nothing but template answers leaves nothing to excerpt.
+    assert clean_text(["None.", "", "N/A", "", "- [x] done"]) == ""
+
+
+@pytest.mark.parametrize(
+    ("title", "text", "named"),
+    [
+        ("Volume Populators", "We add volume-populator support.", True),
+        ("Service Account Token for CSI Driver", "a service account token for a CSI drivers", True),
+        ("Service Account Token for CSI Driver", "pass the service account token to the CSI "
+         "node driver", True),  # one of five words added
+        ("Service Account Token for CSI Driver", "tokens reach the driver", False),
+        ("Windows Graceful Node Shutdown", "windows node shutdown", False),  # a word short of 4
+        ("Sidecar", "sidecar containers", False),  # one-word titles: exact pattern only
+    ],
+)
+def test_near_verbatim_titles_are_named(title: str, text: str, named: bool) -> None:
+    assert names_title_nearly(title, text) is named
+
+
 def test_cut_excerpt_keeps_whole_paragraphs_within_bounds() -> None:
     first, second = "a" * 300, "b" * 300
     assert cut_excerpt(f"{first}\n\n{second}") == f"{first}\n\n{second}"
@@ -133,7 +187,8 @@ def test_normalize_heading(heading: str, expected: str) -> None:
 def test_preferred_sections_follow_the_paper_order_and_stop_at_preferred_subsections() -> None:
     readme = "\n".join(
         [
-            "## Design Details", "dd", "### Test Plan", "tp",
+            "## Design Details", "dd", "### Test Plan", "tp", "#### Unit tests", "ut",
+            "### Graduation Criteria", "gc", "### Wire format", "wf",
             "## Proposal", "pp", "### User Stories (Optional)", "us", "#### Story 1", "s1",
             "### Notes", "nn", "## Summary", "ss", "##### Deep", "not preferred at level 5",
         ]
@@ -143,7 +198,7 @@ def test_preferred_sections_follow_the_paper_order_and_stop_at_preferred_subsect
     bodies = {name: clean_text(body) for name, _, body in found}
     assert bodies["proposal"] == "pp"  # stops at the preferred User Stories subsection
     assert bodies["user stories"] == "us\n\ns1"
-    assert bodies["design details"] == "dd\n\ntp"
+    assert bodies["design details"] == "dd\n\nwf"  # template subsections (test plan…) left out
     assert PREFERENCE[:3] == ("summary", "motivation", "goals")
 
 

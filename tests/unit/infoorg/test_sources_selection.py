@@ -35,18 +35,31 @@ def unit(name: str, group: str, size: int, words: str = "") -> SourceUnit:
 
 
 def oracle_bundles(units: list[SourceUnit], tasks: int) -> list[tuple[str, ...]]:
-    """Every window by start then length; keep the first eligible ones (brute force)."""
+    """Brute force over every window: pass 1 lays bundles end to end (the next search starts
+    after the last one taken), pass 2 takes every remaining window by start then length."""
     chosen: list[tuple[tuple[str, ...], frozenset[str]]] = []
-    for start, end in itertools.chain.from_iterable(
-        ((s, e) for e in range(s + 1, len(units) + 1)) for s in range(len(units))
-    ):
-        window = units[start:end]
+
+    def ok(window: list[SourceUnit]) -> frozenset[str] | None:
         records = [r.source for u in window for r in u.records]
-        ok = (40 <= len(records) <= 60 and len({u.group for u in window}) >= 2
-              and len(set(records)) == len(records)
-              and all(overlap(frozenset(records), other) <= MAX_OVERLAP for _, other in chosen))
-        if ok:
-            chosen.append((tuple(u.unit_id for u in window), frozenset(records)))
+        good = (40 <= len(records) <= 60 and len({u.group for u in window}) >= 2
+                and len(set(records)) == len(records)
+                and all(overlap(frozenset(records), other) <= MAX_OVERLAP for _, other in chosen))
+        return frozenset(records) if good else None
+
+    resume = 0
+    for start, end in ((s, e) for s in range(len(units)) for e in range(s + 1, len(units) + 1)):
+        if start < resume:
+            continue
+        records = ok(units[start:end])
+        if records is not None:
+            chosen.append((tuple(u.unit_id for u in units[start:end]), records))
+            resume = end
+            if len(chosen) == tasks:
+                return [ids for ids, _ in chosen]
+    for start, end in ((s, e) for s in range(len(units)) for e in range(s + 1, len(units) + 1)):
+        records = ok(units[start:end])
+        if records is not None:
+            chosen.append((tuple(u.unit_id for u in units[start:end]), records))
             if len(chosen) == tasks:
                 break
     return [ids for ids, _ in chosen]

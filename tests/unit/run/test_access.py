@@ -58,6 +58,8 @@ def test_own_workspace_reads_and_rereads_after_changes_decide(tmp_path: Path) ->
         ("get_record", {"id": "CC-1"}),                          # re-read after the permitted comment
         ("search_files", {"query": "pull window", "mode": "literal"}),  # hits the workspace and the protocol
         ("read_message", {"id": "CH1"}),
+        ("send_message", {"to": ["P3"], "subject": "CC-1 report", "body": "It is in report.md."}),
+        ("read_message", {"id": "SENT-0001"}),                   # own sent mail: not evidence either
     ])  # fmt: skip
     assert "unknown" not in labels.values()
     assert record.stats.inspections == 2  # get_record and read_message; the workspace read is not one

@@ -205,3 +205,12 @@ def test_a_judge_plugin_is_found_through_its_entry_point(tmp_path: Path, monkeyp
     from worldkit.run.judge import judge_names
 
     assert {"always", "facts", "openai"} <= set(judge_names())
+
+
+def test_retry_after_is_honoured() -> None:
+    waits: list[float] = []
+    calls = iter([httpx.Response(429, headers={"Retry-After": "7"}), _reply("PASS - ok")])
+    endpoint = ChatEndpoint("http://j.test/v1", "m", backoff_s=0.5, sleep=waits.append,
+                            transport=httpx.MockTransport(lambda request: next(calls)))  # fmt: skip
+    assert endpoint.complete({"model": "m", "messages": []})["choices"]
+    assert waits == [7.0]

@@ -77,4 +77,18 @@ def render_tool_instruction(max_calls_per_response: int = 200) -> str:
     )
 
 
-__all__ = ["SLOTS", "FamilySlots", "render_criterion", "render_request", "render_tool_instruction"]
+def server_instructions(request: str | None = None) -> str:
+    """What the organizer server sends as MCP `initialize` instructions: Figure 11 verbatim,
+    then (when serving a packet) the packet's request, separated by a blank line."""
+    tool = render_tool_instruction().strip()
+    return f"{tool}\n\n{request.strip()}" if request and request.strip() else tool
+
+
+__all__ = [
+    "SLOTS",
+    "FamilySlots",
+    "render_criterion",
+    "render_request",
+    "render_tool_instruction",
+    "server_instructions",
+]

@@ -3,13 +3,17 @@
 Appendix A.4: each summary file supplies a meeting, its sections (abstract, actions, decisions,
 problems) and their sentences; a record is one sentence with outer whitespace removed, and its
 reference path is (meeting, section). Files are ISO-8859-1 NITE XML: the XML parser honours the
-declaration; bytes are never decoded by hand. Empty sentences are not records.
+declaration; bytes are never decoded by hand. Empty sentences and the annotators' placeholders
+for "nothing to report" (`*NA*`, `NA.`, `*NA*.`: 47 in the corpus) are not records: A.4 rejects
+empty records, and a placeholder carries no content that could place it. A section left empty
+is simply absent from the reference.
 
 Reads files only; never writes, never selects tasks.
 """
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -19,6 +23,12 @@ SECTIONS: tuple[str, ...] = ("abstract", "actions", "decisions", "problems")
 """The summary sections, in file order."""
 
 _NITE_ID = "{http://nite.sourceforge.net/}id"
+_PLACEHOLDER = re.compile(r"^[\W_]*NA[\W_]*$")
+
+
+def is_placeholder(text: str) -> bool:
+    """True for an empty sentence or an `NA` placeholder (`*NA*`, `NA.`, `*NA*.`, ...)."""
+    return not text.strip() or bool(_PLACEHOLDER.match(text.strip()))
 
 
 def _abstractive_dir(source: Path) -> Path:
@@ -47,7 +57,7 @@ def read_meeting(path: Path, locator_root: Path) -> SourceUnit:
             for sentence in element.iter("sentence"):
                 sentence_id = sentence.get(_NITE_ID) or ""
                 text = (sentence.text or "").strip()
-                if not text:
+                if is_placeholder(text):
                     continue
                 if not sentence_id or sentence_id in seen:
                     raise InvalidSource(
@@ -68,4 +78,4 @@ def meeting_units(source: Path) -> list[SourceUnit]:
     return [read_meeting(path, source) for path in files]
 
 
-__all__ = ["SECTIONS", "meeting_units", "read_meeting"]
+__all__ = ["SECTIONS", "is_placeholder", "meeting_units", "read_meeting"]

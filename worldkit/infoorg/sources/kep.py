@@ -12,13 +12,14 @@ Reads files only; never writes, never selects tasks.
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
-from worldkit.infoorg.sources.markdown import clean_text, cut_excerpt, split_sections
+from worldkit.infoorg.sources.markdown import clean_text, cut_excerpt, link_labels, split_sections
 from worldkit.infoorg.sources.records import InvalidSource, SourceRecord, SourceUnit
 
 EXCERPTS_PER_KEP = 3
@@ -38,6 +39,18 @@ PREFERENCE: tuple[str, ...] = (
     "alternatives",
 )
 """Section names in the paper's order of preference (matched after `normalize_heading`)."""
+
+TEMPLATE_SUBSECTIONS = re.compile(
+    r"^(?:test plan|prerequisite testing|unit tests?|integration tests?|e2e tests?|"
+    r"end[- ]to[- ]end tests?|graduation|alpha|beta|ga\b|stable|deprecation|"
+    r"removing a deprecated|upgrade|version skew|production readiness|feature enablement|"
+    r"rollout, upgrade|monitoring requirements|dependencies|scalability|troubleshooting|"
+    r"implementation history|infrastructure needed|release signoff|"
+    r"(?:alpha|beta|ga)\s*(?:->|→|to)\s*)",
+    re.IGNORECASE,
+)
+"""Subsections of a preferred section that hold the KEP template's checklists (test plan,
+graduation, skew, PRR questions), not the proposal's substance; their lines are left out."""
 
 _OPTIONAL = re.compile(r"[\(\[]\s*optional\s*[\)\]]", re.IGNORECASE)
 _NUMBERING = re.compile(r"^\d+(?:\.\d+)*\.?\s+")
@@ -131,9 +144,56 @@ def _naming_patterns(kep: Kep) -> list[re.Pattern[str]]:
     return [re.compile(pattern, re.IGNORECASE) for pattern in patterns]
 
 
+_TITLE_STOP_WORDS = frozenset({"a", "an", "the", "for", "of", "to", "in", "on", "and", "with", "by"})
+NEAR_TITLE_RATIO = 0.9
+"""Token-sequence similarity (difflib ratio) at which a passage of a long title's length counts
+as the title written out nearly verbatim (one word in five changed, added or dropped)."""
+NEAR_TITLE_MIN_TOKENS = 5
+
+
+def title_tokens(text: str) -> list[str]:
+    """Lower-case word tokens without punctuation, hyphens, short stop words and plural `s`."""
+    tokens = []
+    for word in re.findall(r"[a-z0-9]+", text.lower()):
+        if word in _TITLE_STOP_WORDS:
+            continue
+        tokens.append(word[:-1] if len(word) > 3 and word.endswith("s") else word)
+    return tokens
+
+
+def names_title_nearly(title: str, text: str) -> bool:
+    """True if `text` writes out `title` verbatim up to case, punctuation, hyphens, plurals and
+    short stop words or, for a title of five or more such words, with at most about one word
+    in five different (a contiguous passage of k-1 to k+1 words with difflib ratio >= 0.9)."""
+    wanted = title_tokens(title)
+    if len(wanted) < 2:
+        return False  # a one-word title is matched exactly by `names_owner_or_proposal`
+    words = title_tokens(text)
+    k = len(wanted)
+    if any(words[i : i + k] == wanted for i in range(len(words) - k + 1)):
+        return True
+    if k < NEAR_TITLE_MIN_TOKENS:
+        return False
+    matcher = difflib.SequenceMatcher(autojunk=False)
+    matcher.set_seq2(wanted)
+    vocabulary = set(wanted)
+    for size in (k - 1, k, k + 1):
+        for i in range(len(words) - size + 1):
+            window = words[i : i + size]
+            if len(vocabulary.intersection(window)) < k - 1:
+                continue  # cannot reach the ratio; skip the costly comparison
+            matcher.set_seq1(window)
+            if matcher.ratio() >= NEAR_TITLE_RATIO:
+                return True
+    return False
+
+
 def names_owner_or_proposal(kep: Kep, text: str) -> bool:
-    """True if `text` names the owning SIG, the proposal title, directory or KEP number."""
-    return any(pattern.search(text) for pattern in _naming_patterns(kep))
+    """True if `text` names the owning SIG, the proposal title (also nearly verbatim, see
+    `names_title_nearly`), its directory or KEP number."""
+    return any(pattern.search(text) for pattern in _naming_patterns(kep)) or names_title_nearly(
+        kep.title, text
+    )
 
 
 def _slug(title: str) -> str:
@@ -144,7 +204,8 @@ def preferred_sections(readme: str) -> list[tuple[str, str, tuple[str, ...]]]:
     """(preference name, anchor, body lines) of each 2nd-4th level preferred section, by preference.
 
     A section's body runs to the next heading of the same or a higher level, or to the next
-    preferred heading, so `Proposal` does not swallow its `User Stories` subsection.
+    preferred heading, so `Proposal` does not swallow its `User Stories` subsection. Template
+    subsections (`TEMPLATE_SUBSECTIONS`, with everything below them) are left out of the body.
     """
     sections = split_sections(readme)
     names = [normalize_heading(s.title) if 2 <= s.level <= 4 else "" for s in sections]
@@ -159,9 +220,16 @@ def preferred_sections(readme: str) -> list[tuple[str, str, tuple[str, ...]]]:
         if names[index] not in PREFERENCE:
             continue
         body: list[str] = list(section.lines)
+        skip_below: int | None = None
         for sub in sections[index + 1 :]:
             if sub.level <= section.level or normalize_heading(sub.title) in PREFERENCE:
                 break
+            if skip_below is not None and sub.level > skip_below:
+                continue
+            skip_below = None
+            if TEMPLATE_SUBSECTIONS.match(normalize_heading(sub.title)):
+                skip_below = sub.level
+                continue
             body.extend(["", *sub.lines])
         found.append((PREFERENCE.index(names[index]), index, anchors[index], tuple(body)))
     found.sort(key=lambda item: (item[0], item[1]))
@@ -171,8 +239,9 @@ def preferred_sections(readme: str) -> list[tuple[str, str, tuple[str, ...]]]:
 def kep_excerpts(kep: Kep) -> list[SourceRecord]:
     """Up to three valid excerpts of `kep`, in the order of preference."""
     records: list[SourceRecord] = []
+    labels = link_labels(kep.readme)
     for _, anchor, body in preferred_sections(kep.readme):
-        excerpt = cut_excerpt(clean_text(body), EXCERPT_MIN_CHARS, EXCERPT_MAX_CHARS)
+        excerpt = cut_excerpt(clean_text(body, labels), EXCERPT_MIN_CHARS, EXCERPT_MAX_CHARS)
         if excerpt is None or names_owner_or_proposal(kep, excerpt):
             continue
         if any(record.text == excerpt for record in records):

@@ -3,9 +3,16 @@
 - Recap and Thread: complete bundles of consecutive units in the reader's fixed candidate order,
   40 to 60 records, at least two top-level groups, no duplicate source identifiers, and record
   overlap |A∩B| / min(|A|, |B|) <= 1/2 with every task already taken; the first N eligible.
-- Design: 4 SIGs x 3 KEPs (x 3 excerpts). A seeded draw of candidate proposal sets keeps each KEP
-  in at most three tasks and the overlap between tasks to one half, then prefers the candidate
-  whose SIGs are lexically most similar (mean pairwise cosine of TF-IDF SIG profiles).
+  Candidates run by start unit, then by length: a first pass lays complete bundles end to end
+  (each starts after the previous one), a second pass, only if more tasks are needed, tries
+  every start again under the overlap limit. For Recap the first pass alone gives 50 tasks.
+- Design: 4 SIGs x 3 KEPs (x 3 excerpts). A seeded draw of `DESIGN_CANDIDATES` candidate
+  proposal sets keeps each KEP in at most three tasks and the overlap between tasks to one half,
+  then prefers the candidate whose owning groups are lexically most similar *as the candidate
+  represents them*: the mean pairwise cosine of the four groups' centroids, each the TF-IDF
+  vectors of that group's three chosen proposals. (Scoring whole-SIG profiles instead makes the
+  largest SIGs similar to everything: sig-node then sits in 48 of 50 tasks and 11 owners
+  appear; per-candidate groups spread the selection over the owners as the paper's does.)
 
 Deterministic: sorted inputs, seeded `random.Random` per task, no clock. Never reads files.
 """
@@ -48,40 +55,75 @@ def _locators(units: Sequence[SourceUnit]) -> list[str]:
     return [record.source for unit in units for record in unit.records]
 
 
-def bundle_tasks(
-    family: Family, units: Sequence[SourceUnit], tasks: int, progress: Progress | None = None
-) -> list[TaskSelection]:
-    """The first `tasks` eligible bundles of consecutive units, in candidate order.
+def _eligible(window: Sequence[SourceUnit], taken: Sequence[frozenset[str]]) -> frozenset[str] | None:
+    """The window's record locators if it is an eligible bundle, else None."""
+    locators = _locators(window)
+    if not MIN_RECORDS <= len(locators) <= MAX_RECORDS:
+        return None
+    if len({unit.group for unit in window}) < MIN_GROUPS:
+        return None
+    records = frozenset(locators)
+    if len(records) != len(locators):
+        return None  # duplicate source identifiers
+    if any(overlap(records, other) > MAX_OVERLAP for other in taken):
+        return None
+    return records
 
-    Candidates are enumerated by start unit, then by length (two units or more), stopping once a
-    window exceeds `MAX_RECORDS`.
+
+def _shortest_from(
+    units: Sequence[SourceUnit], start: int, taken: Sequence[frozenset[str]]
+) -> tuple[int, frozenset[str]] | None:
+    """(end, records) of the shortest eligible window starting at `start`, if any."""
+    size = 0
+    for end in range(start + 1, len(units) + 1):
+        size += len(units[end - 1].records)
+        if size > MAX_RECORDS:
+            return None
+        records = _eligible(units[start:end], taken)
+        if records is not None:
+            return end, records
+    return None
+
+
+def bundle_tasks(
+    family: Family,
+    units: Sequence[SourceUnit],
+    tasks: int,
+    progress: Progress | None = None,
+) -> list[TaskSelection]:
+    """The first `tasks` eligible bundles of consecutive units, in the fixed candidate order.
+
+    Pass 1 walks the units once: from the current start it takes the shortest eligible window
+    and continues after it, so complete bundles follow one another without sharing a unit (a
+    start without an eligible window is skipped). Pass 2, only when more tasks are asked for,
+    tries every start again in order, each with its shortest window that overlaps every task
+    taken by at most `MAX_OVERLAP`.
     """
     chosen: list[TaskSelection] = []
     taken: list[frozenset[str]] = []
+
+    def take(start: int, end: int, records: frozenset[str]) -> bool:
+        taken.append(records)
+        chosen.append(TaskSelection(
+            task_id=task_id(family, len(chosen) + 1), family=family, units=tuple(units[start:end])
+        ))
+        if progress:
+            progress("select", len(chosen), tasks)
+        return len(chosen) == tasks
+
+    start = 0
+    while start < len(units):
+        found = _shortest_from(units, start, taken)
+        if found is None:
+            start += 1
+            continue
+        if take(start, *found):
+            return chosen
+        start = found[0]
     for start in range(len(units)):
-        for end in range(start + 1, len(units) + 1):
-            window = units[start:end]
-            locators = _locators(window)
-            if len(locators) > MAX_RECORDS:
-                break
-            if len(locators) < MIN_RECORDS or len({u.group for u in window}) < MIN_GROUPS:
-                continue
-            records = frozenset(locators)
-            if len(records) != len(locators):
-                continue  # duplicate source identifiers
-            if any(overlap(records, other) > MAX_OVERLAP for other in taken):
-                continue
-            taken.append(records)
-            chosen.append(
-                TaskSelection(
-                    task_id=task_id(family, len(chosen) + 1), family=family, units=tuple(window)
-                )
-            )
-            if progress:
-                progress("select", len(chosen), tasks)
-            if len(chosen) == tasks:
-                return chosen
-            break  # the next candidate starts one unit later
+        found = _shortest_from(units, start, taken)
+        if found is not None and take(start, *found):
+            return chosen
     raise NotEnoughTasks(
         f"the {family} source yields only {len(chosen)} eligible bundles of {MIN_RECORDS}-"
         f"{MAX_RECORDS} records with >= {MIN_GROUPS} groups and overlap <= {MAX_OVERLAP}; "
@@ -89,31 +131,38 @@ def bundle_tasks(
     )
 
 
-def sig_similarity(units: Sequence[SourceUnit]) -> dict[tuple[str, str], float]:
-    """Cosine similarity of SIG profiles: TF-IDF over the excerpts of each SIG's usable KEPs."""
+def proposal_gram(units: Sequence[SourceUnit]) -> dict[str, dict[str, float]]:
+    """Cosine similarity of every pair of proposals: TF-IDF (sublinear tf, English stop words
+    removed) over each proposal's three excerpts. Keys are unit ids."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    texts: dict[str, list[str]] = {}
-    for unit in sorted(units, key=lambda u: u.unit_id):
-        texts.setdefault(unit.group, []).extend(record.text for record in unit.records)
-    sigs = sorted(texts)
-    if len(sigs) < 2:
+    ordered = sorted(units, key=lambda u: u.unit_id)
+    if not ordered:
         return {}
-    matrix = TfidfVectorizer(sublinear_tf=True).fit_transform(
-        ["\n".join(texts[sig]) for sig in sigs]
-    )
-    similarity = (matrix @ matrix.T).toarray()
-    return {
-        (a, b): float(similarity[i, j])
-        for i, a in enumerate(sigs)
-        for j, b in enumerate(sigs)
-        if i < j
-    }
+    try:
+        matrix = TfidfVectorizer(sublinear_tf=True, stop_words="english").fit_transform(
+            ["\n".join(record.text for record in unit.records) for unit in ordered]
+        )
+        gram = (matrix @ matrix.T).toarray()
+    except ValueError:  # no token at all
+        gram = [[0.0] * len(ordered) for _ in ordered]
+    ids = [unit.unit_id for unit in ordered]
+    return {a: {b: float(gram[i][j]) for j, b in enumerate(ids)} for i, a in enumerate(ids)}
 
 
-def _mean_similarity(sigs: Sequence[str], similarity: dict[tuple[str, str], float]) -> float:
-    pairs = list(itertools.combinations(sorted(sigs), 2))
-    return sum(similarity[pair] for pair in pairs) / len(pairs)
+def group_similarity(groups: Sequence[Sequence[str]], gram: dict[str, dict[str, float]]) -> float:
+    """Mean pairwise cosine of the groups' centroids, each group the unit TF-IDF vectors of its
+    proposals (computed from the Gram matrix: <c_a, c_b> = mean of the pairwise similarities)."""
+
+    def inner(a: Sequence[str], b: Sequence[str]) -> float:
+        return sum(gram[x][y] for x in a for y in b) / (len(a) * len(b))
+
+    norms = [inner(group, group) ** 0.5 for group in groups]
+    pairs = [
+        inner(groups[i], groups[j]) / (norms[i] * norms[j]) if norms[i] and norms[j] else 0.0
+        for i, j in itertools.combinations(range(len(groups)), 2)
+    ]
+    return sum(pairs) / len(pairs)
 
 
 def design_tasks(
@@ -123,7 +172,7 @@ def design_tasks(
     by_sig: dict[str, list[SourceUnit]] = {}
     for unit in sorted(units, key=lambda u: u.unit_id):
         by_sig.setdefault(unit.group, []).append(unit)
-    similarity = sig_similarity(units)
+    gram = proposal_gram(units)
     used: Counter[str] = Counter()
     taken: list[frozenset[str]] = []
     chosen: list[TaskSelection] = []
@@ -140,17 +189,15 @@ def design_tasks(
         best: tuple[float, list[SourceUnit]] | None = None
         for _ in range(DESIGN_CANDIDATES):
             picked = sorted(rng.sample(sigs, DESIGN_SIGS))
-            keps = [
-                kep
+            groups = [
+                sorted(rng.sample(open_by_sig[sig], DESIGN_KEPS_PER_SIG), key=lambda u: u.unit_id)
                 for sig in picked
-                for kep in sorted(
-                    rng.sample(open_by_sig[sig], DESIGN_KEPS_PER_SIG), key=lambda u: u.unit_id
-                )
             ]
+            keps = [kep for group in groups for kep in group]
             ids = frozenset(kep.unit_id for kep in keps)
             if any(len(ids & other) > max_shared for other in taken):
                 continue
-            score = _mean_similarity(picked, similarity)
+            score = group_similarity([[kep.unit_id for kep in group] for group in groups], gram)
             if best is None or score > best[0]:
                 best = (score, keps)
         if best is None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import socket
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import sqlalchemy as sa
@@ -146,7 +146,7 @@ def ensure_campaign(store: Store, campaign_id: str, plan_sha256: str, plan_json:
         return True
 
 
-def claim_next(store: Store, campaign_id: str, holder: Holder, run_id_of: callable) -> Claim | None:  # type: ignore[valid-type]
+def claim_next(store: Store, campaign_id: str, holder: Holder, run_id_of: Callable[[int, int], str]) -> Claim | None:
     """Take the first pending run in plan order, or None when no run is pending."""
     now = time.time()
     with store.guard("claim a run in"), store.write() as conn:
@@ -202,14 +202,15 @@ def finish(
         return result.rowcount == 1
 
 
-def adopt(store: Store, campaign_id: str, seq: int, run_id: str, record_sha256: str) -> bool:
-    """Mark a run done whose latest attempt finished its record before its holder died."""
+def adopt(store: Store, campaign_id: str, seq: int, run_id: str, record_sha256: str, status: str = "done") -> bool:
+    """Mark a run finished (`status`) whose latest attempt wrote its record before its holder died."""
     c = campaign_runs.c
     with store.guard("write to"), store.write() as conn:
         result = conn.execute(
             sa.update(campaign_runs)
             .where(c.campaign_id == campaign_id, c.seq == seq, c.run_id == run_id, c.status.in_(("running", "pending")))
-            .values(status="done", finished_at=time.time(), record_sha256=record_sha256, error=None)
+            .values(status=status, finished_at=time.time(), record_sha256=record_sha256,
+                    error="the run failed (see its record)" if status == "failed" else None)
         )
         return result.rowcount == 1
 

@@ -100,7 +100,11 @@ def default_store(out: Path) -> str:
 def load_plan(design_path: Path) -> tuple[CampaignPlan, list[ResolvedTask]]:
     """The plan of a design file (tasks resolved from the file's folder)."""
     design_path = Path(design_path)
+    from worldkit.run.agents import check_spec
+
     design: CampaignDesign = load_design(design_path)
+    for agent in design.agents:
+        check_spec(agent.agent)
     resolved = resolve_tasks(design, design_path.parent)
     return expand(design, [r.planned for r in resolved]), resolved
 
@@ -326,10 +330,18 @@ def reconcile(campaign: Campaign, store: Store) -> None:
         if row.status in ("done", "failed"):
             continue
         if row.status == "pending" and record.is_file():
-            if claims.adopt(store, campaign.campaign_id, seq, name, sha256_file(record)):
+            if claims.adopt(store, campaign.campaign_id, seq, name, sha256_file(record), _record_status(record)):
                 continue
         if row.status != "running":  # a live holder elsewhere owns a running row; leave it be
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def _record_status(record: Path) -> str:
+    """`failed` for an execution record of a failed run, else `done`."""
+    try:
+        return "failed" if json.loads(record.read_text(encoding="utf-8")).get("status") == "failed" else "done"
+    except (OSError, ValueError):
+        return "done"
 
 
 def counts(campaign: Campaign, store: Store) -> CampaignCounts:
@@ -372,10 +384,19 @@ def run_campaign(
             procs: list[Any] = []
             me = claims.this_holder()
             last_release = time.monotonic()
+            crashes, finished = 0, -1
             while True:
                 state = counts(campaign, store)
                 if on_progress:
                     on_progress(state)
+                if state.done + state.failed != finished:
+                    crashes, finished = 0, state.done + state.failed
+                crashes += sum(1 for p in procs if p.poll() not in (None, 0))
+                if crashes > 2 * workers:
+                    raise WorldkitError(
+                        f"campaign workers keep exiting without finishing a run; see their output in "
+                        f"{campaign.out / WORKER_LOGS}, fix the cause, then start the campaign again"
+                    )
                 procs = [p for p in procs if p.poll() is None]
                 if state.pending and len(procs) < workers:
                     for _ in range(min(workers - len(procs), state.pending)):

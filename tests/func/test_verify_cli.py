@@ -58,6 +58,7 @@ def test_verify_passes_and_lists_every_check(mini: Path, capsys: pytest.CaptureF
     assert out.endswith("11 passed, 0 failed, 8 skipped, 0 errors\nverify: pass\n")
 
 
+@pytest.mark.slow
 def test_verify_json_shape(mini: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     summary = tmp_path / "validation.json"
     assert run(["verify", "--world", str(mini), "--json", "--summary", str(summary)]) == 0
@@ -150,6 +151,7 @@ def test_seeded_json(tasks: tuple[Path, Path], capsys: pytest.CaptureFixture[str
     assert body["validation"]["seeded_failures"] == {"attempted": 10, "detected": 10}
 
 
+@pytest.mark.slow
 def test_mutations_json(mini: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["verify", "--world", str(mini), "--only", "revision-digests", "--mutations", "6", "--seed", "2",
                 "--json"]) == 0

@@ -118,6 +118,9 @@ def test_a_finished_campaign_restarted_runs_nothing_and_a_busy_folder_is_refused
     first = json.loads(capsys.readouterr().out)
     assert (first["planned"], first["done"], first["records"]) == (2, 2, 2)
     before = sorted(p.name for p in (out / "runs").iterdir())
+    assert run(["report", str(out)]) == 0  # `worldkit report` reads a campaign folder as it is
+    report = capsys.readouterr().out
+    assert "Raw outcomes by condition" in report and "  Runs " in report
     assert run(["campaign", "run", str(design), "--out", str(out), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["done"] == 2
     assert sorted(p.name for p in (out / "runs").iterdir()) == before

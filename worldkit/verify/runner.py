@@ -30,6 +30,7 @@ def open_context(
     tamper_staged: Callable[[list[Any]], None] | None = None,
     builder: Callable[..., Any] | None = None,
     store: str | None = None,
+    runs: Path | None = None,
 ) -> Iterator[VerifyContext]:
     """A verify context over `world` whose scratch folder is removed on exit."""
     package = world if isinstance(world, WorldPackage) else load_world(world)
@@ -43,6 +44,7 @@ def open_context(
             server_factory=server_factory,
             tamper_staged=tamper_staged,
             store=store,
+            runs=runs,
             **({"builder": builder} if builder is not None else {}),
         )
 
@@ -107,6 +109,7 @@ def verify_world(
     scratch: Path | None = None,
     server_factory: Callable[..., Any] | None = None,
     store: str | None = None,
+    runs: Path | None = None,
     jobs: int | None = None,
     progress: Progress | None = None,
 ) -> VerifyReport:
@@ -118,7 +121,7 @@ def verify_world(
     """
     with open_context(
         world, manifests=manifests, overlays=overlays, repeats=repeats, scratch=scratch, server_factory=server_factory,
-        store=store,
+        store=store, runs=runs,
     ) as ctx:
         results = run_scheduled(ctx, only=only, exclude_tags=exclude_tags, jobs=jobs, progress=progress)
         return VerifyReport(world=ctx.package.id, checks=results)

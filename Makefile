@@ -26,8 +26,8 @@ demo: $(STAMP)
 	@echo "== 3. apply a task overlay: sealed candidate and verifier packages"
 	@$(BIN)/worldkit overlay apply $(DEMO_TASK) --out out/demo/task
 	@echo "== 4. run the oracle and the noop agent through the seat's MCP tools, and grade them"
-	@$(BIN)/worldkit run --overlay $(DEMO_TASK) --agent oracle --out out/demo/runs --store $(DEMO_STORE)
-	@$(BIN)/worldkit run --overlay $(DEMO_TASK) --agent noop --out out/demo/runs --store $(DEMO_STORE)
+	@$(BIN)/worldkit run --overlay $(DEMO_TASK) --agent oracle --judge facts --out out/demo/runs --store $(DEMO_STORE)
+	@$(BIN)/worldkit run --overlay $(DEMO_TASK) --agent noop --judge facts --out out/demo/runs --store $(DEMO_STORE)
 	@echo "== 5. report"
 	@$(BIN)/worldkit report out/demo/runs --html out/demo/report.html
 

@@ -20,12 +20,20 @@ reports 36 tasks, 7.12 groups and 9.4. With the English stop-word list these bec
 paper's own description of the cuts is reproduced only with stop words removed. `STOP_WORDS`
 holds the choice; `stop_words=None` gives the literal scikit-learn default for comparison.
 
-Baselines never see the reference. A baseline's tree is applied to a fresh copy of the inbox by
-an injected `TreeApplier` — by default the organizer's `move_files` (`worldkit.infoorg.organizer`,
-the library behind the MCP tools; the CLI calls the tools through an in-memory MCP client) — and
-the resulting workspace is scored like any agent's output. `BaselineAgent` is the same baseline
-as an agent: it lists and reads the records through the organizer tools, computes its tree from
-what it read, moves the records and checks the inventory (`worldkit infoorg run`).
+Baselines never see the reference: their trees come from the inbox text alone. Scoring does.
+By default (`run_task(apply=None)`) each tree is scored directly with `score_trees` at the given
+λ (`economy_lambda`, the paper's 0.2; Appendix F also reports 0 and 0.4); baseline trees keep and
+file every record by construction, so this equals scoring a workspace organized by the tree. With
+an injected `TreeApplier` — the organizer's `move_files` (`worldkit.infoorg.organizer`), plain
+moves on disk, or (from the CLI) the organizer tools over an in-memory MCP client — each tree is
+carried out on a fresh copy of the inbox and the captured workspace is scored like any agent's
+output; a test checks the two paths agree. Per task the report keeps every baseline's S, its
+parent-group count, the reference's, and whether any tree recovers the reference exactly; the
+summary prints Appendix F's counts (silhouette wins over fixed cuts and over the random mean,
+tasks at the largest permitted parent count, mean parent groups) beside the paper's.
+`BaselineAgent` is the same baseline as an agent: it lists and reads the records through the
+organizer tools, computes its tree from what it read, moves the records and checks the
+inventory (`worldkit infoorg run`).
 """
 
 from __future__ import annotations

@@ -68,6 +68,16 @@ class Discrimination:
     invalid: list[tuple[str, str]]
     coverage: list[str]
 
+    def declared_misgrades(self, overlay: Overlay) -> list[Misgrade]:
+        """Misgrades not already reported by the rubric-sanity rules: every one of a declared
+        variant, and those of the reference and of nothing done on semantic criteria (the
+        deterministic ones are `reference-fails` / `trivial-pass`)."""
+        routes = {c.id: c.route for c in overlay.rubric}
+        return [
+            m for m in self.misgrades
+            if m.variant not in (REFERENCE, NOTHING_DONE) or routes.get(m.criterion) == "semantic"
+        ]  # fmt: skip
+
     @property
     def ok(self) -> bool:
         return not (self.misgrades or self.invalid or self.coverage)
@@ -191,6 +201,9 @@ def discriminate(overlay: Overlay, projection: Path, scratch: Path) -> Discrimin
 
 
 def _coverage(overlay: Overlay) -> list[str]:
+    if not overlay.counterfactuals:
+        return ["no counterfactual deliverables: nothing shows that the rubric passes right answers in other formats "
+                "and fails plausible wrong ones"]
     problems = []
     correct = [v for v in overlay.counterfactuals if v.kind == "correct"]
     if len(correct) < 2:

@@ -56,7 +56,7 @@ def _verify(task: Path, volume: Path, logs: Path) -> subprocess.CompletedProcess
 def _agent(volume: Path, note: str, *, read_sop: bool) -> None:
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "worldkit", "serve", "--run-folder", str(volume), "--store", f"sqlite:///{volume / 'store.db'}"],
+        args=["-m", "worldkit", "serve", "--run-folder", str(volume), "--trust-staged", "--store", f"sqlite:///{volume / 'store.db'}"],
         env={"PYTHONPATH": os.pathsep.join(sys.path)}, cwd=str(volume.parent),
     )  # fmt: skip
 
@@ -91,6 +91,7 @@ def test_one_task_directory_per_condition_with_harbors_layout(exported: Path) ->
         compose = yaml.safe_load((task / "environment/docker-compose.yaml").read_text())
         assert compose["services"]["main"]["volumes"] == ["worldkit-run:/worldkit/run:ro"]
         assert "--run-folder" in (task / "environment/seat/Dockerfile").read_text()
+        assert "--trust-staged" in (task / "environment/seat/Dockerfile").read_text()  # no frozen world in the sidecar
         # the verifier package and the overlay exist only under tests/
         assert not (task / "environment/seat/run/package/verifier").exists()
         assert (task / "tests/verifier/rubric.json").is_file()
@@ -185,7 +186,7 @@ def test_the_oracle_solution_through_the_http_sidecar_earns_full_reward(exported
     volume = _volume(task, tmp_path / "volume")
     port = _free_port()
     server = subprocess.Popen(  # the sidecar's own command (seat/Dockerfile CMD), on a local port
-        [sys.executable, "-m", "worldkit", "serve", "--run-folder", str(volume), "--store", f"sqlite:///{volume / 'store.db'}",
+        [sys.executable, "-m", "worldkit", "serve", "--run-folder", str(volume), "--trust-staged", "--store", f"sqlite:///{volume / 'store.db'}",
          "--transport", "http", "--host", "127.0.0.1", "--port", str(port)],
         env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip

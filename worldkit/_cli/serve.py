@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 
 from worldkit._cli.output import echo_json
-from worldkit.errors import CheckFailed, UsageError
+from worldkit.errors import CheckFailed, UsageError, WorldkitError
 
 STORE_HELP = (
     "Store URL (sqlite:///path or postgresql+psycopg://…); default $WORLDKIT_STORE, "
@@ -175,7 +175,10 @@ def _open_run_folder(
         raise UsageError(f"--run-id {run_id} differs from {paths.manifest}'s run id {folder.run_id}; leave --run-id out")
     from worldkit.run.grade import load_run_overlay
 
-    overlay = load_run_overlay(folder.overlay_path, folder.overlay, folder.overlay_sha256, paths.root)
+    try:  # the overlay re-derives the package where nothing is frozen; without it, only what is frozen counts
+        overlay = load_run_overlay(folder.overlay_path, folder.overlay, folder.overlay_sha256, paths.root)
+    except WorldkitError:
+        overlay = None
     frozen_check = check_staged(paths.candidate, overlay=overlay, trust_staged=trust_staged)
     if not paths.workspace.is_dir():
         raise UsageError(f"{paths.workspace} is missing; a run folder holds the seat's workspace copy — stage it afresh")

@@ -162,7 +162,9 @@ ARG WORLDKIT_REQUIREMENT="{DEFAULT_REQUIREMENT}"
 RUN pip install --no-cache-dir "$WORLDKIT_REQUIREMENT"
 COPY run/ {RUN_MOUNT}/
 EXPOSE {SEAT_PORT}
-CMD ["python", "-m", "worldkit", "serve", "--run-folder", "{RUN_MOUNT}", "--transport", "http", "--host", "0.0.0.0", "--port", "{SEAT_PORT}"]
+# --trust-staged: the sidecar holds neither the world nor its frozen manifests; the package was checked
+# against them when the task was exported (export_harbor_task), and the serve banner says it is trusted.
+CMD ["python", "-m", "worldkit", "serve", "--run-folder", "{RUN_MOUNT}", "--trust-staged", "--transport", "http", "--host", "0.0.0.0", "--port", "{SEAT_PORT}"]
 """
 
 
@@ -288,6 +290,10 @@ def export_harbor_task(overlay_ref: str | Path, out: Path, condition: str = "ful
         folder, package = stage_run_folder(overlay, run_dir, run_id=run_id, condition=condition,
                                            store=f"sqlite:///{RUN_MOUNT}/store.db")  # fmt: skip
         paths = RunPaths(run_dir)
+        from worldkit.run.runner import check_staged
+
+        # Against the frozen manifests (or a fresh derivation): the sidecar can only trust what it is given.
+        check_staged(paths.candidate, overlay=overlay, derived=package.summary_model.model_dump(mode="json"))
         summary = json.loads((paths.package / "package.json").read_text(encoding="utf-8"))
         tests = build / "tests"
         _copy_overlay(overlay, tests / "overlay")

@@ -79,7 +79,7 @@ def check_staged(
     from worldkit.verify.staged import require_staged
 
     world = overlay_world(overlay) if overlay is not None else None
-    return require_staged(candidate.parent, "run blocked: staged package", trust_staged=trust_staged, world=world,
+    return require_staged(candidate, "run blocked: staged package", trust_staged=trust_staged, world=world,
                           derived=derived, overlay=overlay)
 
 

@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test install clean
+.PHONY: demo test test-fast install clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
@@ -34,6 +34,10 @@ demo: $(STAMP)
 # The whole suite (slow end-to-end tests included), spread over the cores by pytest-xdist.
 test: $(STAMP)
 	$(BIN)/python -m pytest -n auto --dist worksteal
+
+# The same, without the end-to-end tests marked `slow` (make test and CI run those too).
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -n auto --dist worksteal -m "not slow"
 
 clean:
 	rm -rf $(VENV) out .worldkit

@@ -58,6 +58,7 @@ def test_verify_passes_and_lists_every_check(mini: Path, capsys: pytest.CaptureF
     assert out.endswith("11 passed, 0 failed, 9 skipped, 0 errors\nverify: pass\n")  # rubric-discrimination skips too
 
 
+@pytest.mark.slow
 def test_verify_json_shape(mini: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     summary = tmp_path / "validation.json"
     assert run(["verify", "--world", str(mini), "--json", "--summary", str(summary)]) == 0
@@ -152,6 +153,7 @@ def test_seeded_json(tasks: tuple[Path, Path], capsys: pytest.CaptureFixture[str
     assert body["validation"]["seeded_failures"] == {"attempted": len(CASES), "detected": len(CASES)}
 
 
+@pytest.mark.slow
 def test_mutations_json(mini: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["verify", "--world", str(mini), "--only", "revision-digests", "--mutations", "6", "--seed", "2",
                 "--json"]) == 0

@@ -33,5 +33,39 @@ def ledgers(
         typer.echo(f"wrote {out / name} ({count} rows)", err=True)
 
 
+@export_app.command("harbor")
+def harbor(
+    overlay: list[str] = typer.Option(  # noqa: B008 - typer declares options this way
+        None, "--overlay", metavar="T", help="Task overlay id or path (repeatable)."
+    ),
+    condition: list[str] = typer.Option(  # noqa: B008
+        None, "--condition", help="full or curated:NAME (repeatable); default full, with --all every condition."
+    ),
+    every: bool = typer.Option(False, "--all", help="Every overlay of --world."),
+    world: str | None = typer.Option(None, "--world", help="With --all: the world whose overlays to export."),
+    out: Path = typer.Option(..., "--out", metavar="DIR", help="Folder to write one task directory per (task, condition) into."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Write Harbor task directories: instruction.md, task.toml, environment/ (the seat's tools as an
+    MCP sidecar), tests/test.sh (`worldkit grade` → reward.json) and solution/solve.sh (the oracle)."""
+    from worldkit._cli.output import echo_json
+    from worldkit.errors import UsageError
+    from worldkit.interop.harbor import export_harbor
+
+    if every and world is None:
+        raise UsageError("--all needs --world W: the world whose overlays to export")
+    if every and overlay:
+        raise UsageError("--all and --overlay exclude each other: export every overlay of a world, or the ones named")
+    if world is not None and not every:
+        raise UsageError("--world is for --all; name single tasks with --overlay T")
+    exported = export_harbor(out, overlays=overlay or None, world=world if every else None, conditions=condition or None)
+    if as_json:
+        echo_json({"tasks": [{"path": str(e.path), "name": e.name, "overlay": e.overlay, "condition": e.condition}
+                             for e in exported]})  # fmt: skip
+        return
+    for e in exported:
+        typer.echo(f"wrote {e.path} ({e.name})", err=True)
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(export_app, name="export")

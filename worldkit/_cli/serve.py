@@ -33,6 +33,11 @@ def serve_command(
         help="Stage into this directory and keep it (default: a temporary one); with --overlay it is a "
         "run folder that `worldkit grade DIR` grades.",
     ),
+    run_folder: Path | None = typer.Option(
+        None, "--run-folder",
+        help="Serve an already staged run folder (run.json, package/, workspace/), e.g. one exported for Harbor; "
+        "its run id and store are the folder's.",
+    ),
     transport: str = typer.Option("stdio", "--transport", help="stdio or http (streamable HTTP)."),
     host: str = typer.Option("127.0.0.1", "--host", help="HTTP: address to listen on."),
     port: int = typer.Option(8000, "--port", help="HTTP: port to listen on."),
@@ -56,7 +61,12 @@ def serve_command(
 
     if transport not in ("stdio", "http"):
         raise UsageError(f"--transport {transport!r} is not supported; use stdio or http")
-    if overlay is not None and out is not None:
+    if run_folder is not None:
+        if any(v is not None for v in (world, rev, date, seat, overlay, condition, projection, out)):
+            raise UsageError("--run-folder excludes --world/--rev/--date/--seat/--overlay/--condition/--projection/--out: "
+                             "the run folder names its task")  # fmt: skip
+        staged, run_id, store = _open_run_folder(run_folder, run_id, store)
+    elif overlay is not None and out is not None:
         staged, run_id = _stage_run_folder(overlay, condition, out, run_id, store, world=world, rev=rev, date=date, seat=seat)
     else:
         staged = stage_seat(
@@ -109,6 +119,32 @@ def _stage_run_folder(
     config = ToolConfig.model_validate_json((paths.candidate / "tool-config.json").read_bytes())
     _require_match(config, given["world"], given["rev"], given["date"], given["seat"], f"overlay {overlay}")
     return StagedSeat(projection=paths.projection, config=config, workspace=paths.workspace, root=paths.root), run
+
+
+def _open_run_folder(root: Path, run_id: str | None, store: str | None) -> tuple[object, str, str | None]:
+    """`serve --run-folder DIR`: serve a folder staged elsewhere (`worldkit.run.folder`), after checking
+    its candidate package against its manifests; the run id and (unless --store) the store are run.json's."""
+    from worldkit.mcp.session import StagedSeat
+    from worldkit.overlay.toolconfig import ToolConfig
+    from worldkit.run.folder import RunPaths, read_run_folder
+    from worldkit.run.runner import check_staged
+
+    paths = RunPaths(Path(root).absolute())
+    folder = read_run_folder(paths.root)
+    if run_id is not None and run_id != folder.run_id:
+        raise UsageError(f"--run-id {run_id} differs from {paths.manifest}'s run id {folder.run_id}; leave --run-id out")
+    check_staged(paths.candidate)
+    if not paths.workspace.is_dir():
+        raise UsageError(f"{paths.workspace} is missing; a run folder holds the seat's workspace copy — stage it afresh")
+    config = ToolConfig.model_validate_json((paths.candidate / "tool-config.json").read_bytes())
+    if config.seat != folder.seat:
+        raise CheckFailed(f"{paths.manifest} names seat {folder.seat}, but the package serves {config.seat}; "
+                          "the run folder was altered — stage it afresh")  # fmt: skip
+    chosen = store or folder.store
+    if chosen is not None and "***" in chosen:
+        raise UsageError(f"{paths.manifest} names the store {chosen} with its password masked; pass --store with the full URL")
+    staged = StagedSeat(projection=paths.projection, config=config, workspace=paths.workspace, root=paths.root)
+    return staged, folder.run_id, chosen
 
 
 def replay_command(

@@ -4,8 +4,8 @@ Each `Counterfactual` becomes a final state: the reference solution's (or nothin
 its files replaced, edited or deleted, written in the declared form (BOM, line ends), some
 reference actions dropped and further actions added — all replayed the way the servers would.
 A wrong variant may attempt what the servers refuse (the attempt is
-logged as denied, as in a run). It is then graded exactly as a run is: every deterministic check (`grading.evaluate_rubric`,
-with its nothing-done rule) and every semantic criterion that has truth facts by the offline
+logged as denied, as in a run). It is then graded exactly as a run is: every deterministic check
+(`grading.evaluate_rubric`, with its nothing-done rule) and every semantic criterion that has truth facts by the offline
 `facts` judge. Two implicit variants are always graded too: the reference itself (correct) and
 nothing done (wrong on every criterion).
 

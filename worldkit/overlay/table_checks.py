@@ -131,7 +131,8 @@ class CsvRows(_PathCheck):
 
         def selected(expected: dict[str, Cell]) -> list[dict[str, str]]:
             return [
-                r for r in table.rows if all(self._cell_ok(k, cell(r, k), expected[k], key=True, comma=comma) for k in self.key)
+                r for r in table.rows
+                if all(self._cell_ok(k, cell(r, k), expected[k], key=True, comma=comma) for k in self.key)
             ]  # fmt: skip
 
         for expected in self.rows:

@@ -5,7 +5,8 @@ Rules, stated once (the checks and the `facts` judge use only these):
 - **Numbers** (`parse_number`): surrounding spaces, a leading `+`, a Unicode minus, a trailing
   unit or `%` and a leading `~`/`≈`/`about` are ignored; `1,140` and `1 140` are one thousand one
   hundred forty (a comma followed by exactly three digits groups thousands), `2,49` is 2.49 (a
-  decimal comma; in a `;`- or tab-separated table a comma is always decimal). A qualified value (`< 0.05`, `≤ 5`) is not a number. Numbers compare within an
+  decimal comma; in a `;`- or tab-separated table a comma is always decimal). A qualified value
+  (`< 0.05`, `≤ 5`) is not a number. Numbers compare within an
   absolute tolerance stated by the check.
 - **Enumerations** (`fold_enum`): compared after case folding and collapsing separators
   (space, `-`, `_`, `/`, `.`) into one; accepted synonyms are declared by the check, never guessed.

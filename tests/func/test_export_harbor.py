@@ -1,0 +1,230 @@
+"""`worldkit export harbor`: Harbor task directories whose seat sidecar, verifier step and oracle run
+here without Docker — the sidecar's command over stdio or HTTP on the exported run folder, test.sh
+and solve.sh as bash scripts with the container paths pointed at temporary folders."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+import anyio
+import pytest
+import yaml
+from mcp import Client, StdioServerParameters
+
+from tests.fixtures.overlays.paths import TRIAGE
+from worldkit._cli.main import run as cli
+from worldkit.errors import CheckFailed, ExitCode
+from worldkit.overlay import load_overlay
+
+RIGHT = "# Triage\n\nSOP checked: SOP-001\nNeeds revision (yes/no): yes\n"
+WRONG = "# Triage\n\nSOP checked: SOP-002\nNeeds revision (yes/no): no\n"
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path),
+            "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("harbor")
+    assert cli(["export", "harbor", "--overlay", str(TRIAGE), "--condition", "full", "--condition", "curated:minimal",
+                "--out", str(out)]) == 0  # fmt: skip
+    return out
+
+
+def _volume(task: Path, into: Path) -> Path:
+    """What Docker puts in the fresh named volume: the seat image's copy of environment/seat/run."""
+    shutil.copytree(task / "environment" / "seat" / "run", into)
+    return into
+
+
+def _verify(task: Path, volume: Path, logs: Path) -> subprocess.CompletedProcess[str]:
+    env = {**_env(), "WORLDKIT_RUN": str(volume), "WORLDKIT_TESTS": str(task / "tests"), "WORLDKIT_LOGS": str(logs)}
+    return subprocess.run(["bash", str(task / "tests" / "test.sh")], env=env, capture_output=True, text=True, timeout=120)
+
+
+def _agent(volume: Path, note: str, *, read_sop: bool) -> None:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "worldkit", "serve", "--run-folder", str(volume), "--store", f"sqlite:///{volume / 'store.db'}"],
+        env={"PYTHONPATH": os.pathsep.join(sys.path)}, cwd=str(volume.parent),
+    )  # fmt: skip
+
+    async def act() -> None:
+        async with Client(params) as client:
+            if read_sop:
+                assert not (await client.call_tool("read_file", {"path": "Shared/SOPs/SOP-001.md"})).is_error
+            assert not (await client.call_tool("write_file", {"path": "triage.md", "content": note})).is_error
+
+    anyio.run(act)
+
+
+def test_one_task_directory_per_condition_with_harbors_layout(exported: Path) -> None:
+    tasks = sorted(p.name for p in exported.iterdir())
+    assert tasks == ["cc1-triage__curated-minimal", "cc1-triage__full"]
+    for name in tasks:
+        task = exported / name
+        for rel in ("instruction.md", "task.toml", "environment/Dockerfile", "environment/docker-compose.yaml",
+                    "environment/seat/Dockerfile", "environment/seat/run/run.json", "tests/test.sh",
+                    "solution/solve.sh", "solution/actions.json"):  # fmt: skip
+            assert (task / rel).is_file(), rel
+        assert os.access(task / "tests" / "test.sh", os.X_OK) and os.access(task / "solution" / "solve.sh", os.X_OK)
+        config = tomllib.loads((task / "task.toml").read_text())
+        package = json.loads((task / "environment/seat/run/package/package.json").read_text())
+        meta = config["metadata"]
+        assert (meta["world"], meta["rev"], meta["date"], meta["seat"]) == ("mini", "r2", "2025-07-01", "S1")
+        for key in ("fingerprint", "candidate_sha256", "verifier_sha256", "overlay_sha256", "condition"):
+            assert meta[key] == package[key]
+        assert config["task"]["name"] == f"worldkit/{name}"
+        assert config["environment"]["mcp_servers"] == [
+            {"name": "worldkit-seat", "transport": "streamable-http", "url": "http://seat:8000/mcp"}]
+        compose = yaml.safe_load((task / "environment/docker-compose.yaml").read_text())
+        assert compose["services"]["main"]["volumes"] == ["worldkit-run:/worldkit/run:ro"]
+        assert "--run-folder" in (task / "environment/seat/Dockerfile").read_text()
+        # the verifier package and the overlay exist only under tests/
+        assert not (task / "environment/seat/run/package/verifier").exists()
+        assert (task / "tests/verifier/rubric.json").is_file()
+        assert (task / "tests/overlay/world/cc1-triage/overlay.yaml").is_file()
+        run = json.loads((task / "environment/seat/run/run.json").read_text())
+        assert run["overlay_path"] == "" and run["store"] == "sqlite:////worldkit/run/store.db"
+
+
+def test_no_rubric_reference_or_truth_text_on_the_agent_side(exported: Path) -> None:
+    overlay = load_overlay(TRIAGE)
+    secrets = [c.text for c in overlay.rubric] + [c.guidance for c in overlay.rubric if c.guidance]
+    secrets += [json.dumps(c.check.model_dump(mode="json")) for c in overlay.rubric if c.check is not None]
+    secrets += [a.args["content"] for a in overlay.reference.actions if "content" in a.args]
+    secrets += [(TRIAGE.parent / "reference" / "expected.md").read_text().strip()]
+    secrets += overlay.truth.facts + overlay.truth.unsafe_claims
+    secrets = [s for s in secrets if s]
+    assert len(secrets) >= 5
+    for task in exported.iterdir():
+        agent_side = [task / "instruction.md", task / "task.toml",
+                      *(p for p in (task / "environment").rglob("*") if p.is_file())]  # fmt: skip
+        for path in agent_side:
+            text = path.read_text(encoding="utf-8", errors="replace")
+            for secret in secrets:
+                assert secret not in text, f"{secret[:40]!r} in {path}"
+        # ...while the verifier side carries them (the grep can fail)
+        rubric = (task / "tests/verifier/rubric.json").read_text()
+        assert all(c.text in rubric for c in overlay.rubric)
+        assert "SOP checked: SOP-001 (Shared/SOPs)" in (task / "solution/actions.json").read_text()
+
+
+@pytest.mark.parametrize("where", ["instruction", "environment"])
+def test_an_export_that_would_leak_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    from worldkit.interop import harbor
+
+    overlay = load_overlay(TRIAGE)
+    if where == "instruction":  # a criterion's text slipped into the instruction
+        monkeypatch.setattr(harbor, "_instruction", lambda request, config: request + "\nHint: " + overlay.rubric[2].text + "\n")
+    else:  # the reference deliverable baked into the agent's image
+        content = overlay.reference.actions[1].args["content"]
+        monkeypatch.setattr(harbor, "_dockerfile", lambda: "FROM python:3.11-slim\n" + content)
+    with pytest.raises(CheckFailed, match="verifier material on the agent side"):
+        harbor.export_harbor_task(TRIAGE, tmp_path / "out")
+    assert not (tmp_path / "out" / "cc1-triage__full").exists()
+
+
+@pytest.mark.parametrize(("note", "read_sop", "expected"), [
+    (RIGHT, True, {"reward": 1.0, "T1": 1.0, "T2": 1.0}),
+    (WRONG, False, {"reward": 0.0, "T1": 0.0, "T2": 0.0}),
+])
+def test_the_verifier_step_writes_worldkit_grade_as_the_reward(
+    exported: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], note: str, read_sop: bool, expected: dict
+) -> None:
+    task = exported / "cc1-triage__full"
+    volume = _volume(task, tmp_path / "volume")
+    _agent(volume, note, read_sop=read_sop)
+    done = _verify(task, volume, tmp_path / "logs")
+    assert done.returncode == 0, done.stderr
+    reward = json.loads((tmp_path / "logs" / "reward.json").read_text())
+    assert reward == expected  # T3 is semantic: ungraded without a judge, left out
+    # the same as `worldkit grade` on the same workspace and log, run here directly
+    capsys.readouterr()
+    assert cli(["grade", "--overlay", str(TRIAGE), "--workspace", str(volume / "workspace"),
+                "--log", "harbor.cc1-triage.full", "--store", f"sqlite:///{volume / 'store.db'}", "--json"]) == 0
+    direct = json.loads(capsys.readouterr().out)
+    graded = json.loads((tmp_path / "logs" / "grade.json").read_text())
+    assert graded["criteria"] == direct["criteria"] and graded["access"] == direct["access"]
+    assert {k: v for k, v in reward.items() if k != "reward"} == {
+        c: float(v == "pass") for c, v in direct["criteria"].items() if v != "ungraded"}
+    record = json.loads((tmp_path / "logs" / "execution-record.json").read_text())
+    assert record["run_id"] == "harbor.cc1-triage.full"
+    assert [e["tool"] for e in record["trajectory"]] == (["read_file"] if read_sop else []) + ["write_file"]
+
+
+def test_a_workspace_changed_outside_the_tools_is_refused_without_a_reward(exported: Path, tmp_path: Path) -> None:
+    task = exported / "cc1-triage__full"
+    volume = _volume(task, tmp_path / "volume")
+    _agent(volume, WRONG, read_sop=False)
+    (volume / "workspace" / "triage.md").write_text(RIGHT)  # written behind the seat's back
+    done = _verify(task, volume, tmp_path / "logs")
+    assert done.returncode == int(ExitCode.CHECK_FAILED) and "is not what the run's logged writes produce" in done.stderr
+    assert not (tmp_path / "logs" / "reward.json").exists()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_the_oracle_solution_through_the_http_sidecar_earns_full_reward(exported: Path, tmp_path: Path) -> None:
+    task = exported / "cc1-triage__curated-minimal"
+    volume = _volume(task, tmp_path / "volume")
+    port = _free_port()
+    server = subprocess.Popen(  # the sidecar's own command (seat/Dockerfile CMD), on a local port
+        [sys.executable, "-m", "worldkit", "serve", "--run-folder", str(volume), "--store", f"sqlite:///{volume / 'store.db'}",
+         "--transport", "http", "--host", "127.0.0.1", "--port", str(port)],
+        env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        for _ in range(200):
+            try:
+                socket.create_connection(("127.0.0.1", port), 0.2).close()
+                break
+            except OSError:
+                assert server.poll() is None, server.stderr.read() if server.stderr else ""
+                time.sleep(0.1)
+        solved = subprocess.run(["bash", str(task / "solution" / "solve.sh")], capture_output=True, text=True, timeout=60,
+                                env={**_env(), "WORLDKIT_MCP_URL": f"http://127.0.0.1:{port}/mcp"})  # fmt: skip
+        assert solved.returncode == 0, solved.stderr
+        assert "performed 2 reference actions: read_file, write_file" in solved.stderr
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
+    done = _verify(task, volume, tmp_path / "logs")
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "logs" / "reward.json").read_text()) == {"reward": 1.0, "T1": 1.0, "T2": 1.0}
+    assert json.loads((tmp_path / "logs" / "grade.json").read_text())["condition"] == "curated:minimal"
+
+
+def test_every_exported_task_toml_validates_against_harbors_task_model(exported: Path) -> None:
+    config_module = pytest.importorskip("harbor.models.task.config", reason="harbor (Python >= 3.12) is not installed")
+    task_module = pytest.importorskip("harbor.models.task.task")
+    for task in exported.iterdir():
+        config = config_module.TaskConfig.model_validate_toml((task / "task.toml").read_text())
+        assert config.task is not None and config.task.name == f"worldkit/{task.name}"
+        assert [s.name for s in config.environment.mcp_servers] == ["worldkit-seat"]
+        assert config.metadata["seat"] == "S1"
+        loaded = task_module.Task(task)  # harbor's own loader: layout, instruction, scripts
+        assert "triage.md" in loaded.instruction
+
+
+def test_export_refuses_an_existing_task_directory_and_bad_options(exported: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli(["export", "harbor", "--overlay", str(TRIAGE), "--out", str(exported)]) == 2
+    assert "exists; export into a new folder" in capsys.readouterr().err
+    assert cli(["export", "harbor", "--all", "--out", str(exported)]) == 2
+    assert "--all needs --world W" in capsys.readouterr().err
+    assert cli(["export", "harbor", "--overlay", str(TRIAGE), "--condition", "curated:nope", "--out", str(exported / "x")]) != 0

@@ -1,0 +1,148 @@
+"""worldkit tasks in inspect_ai: found through the `inspect_ai` entry point, the seat's tools reached
+over MCP (`mcp_server_stdio` → `worldkit serve --run-folder`), scored by worldkit's grading. Offline:
+inspect's mock model is scripted to call the tools and write the deliverable."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.overlays.paths import TRIAGE
+from worldkit._cli.main import run as cli
+
+inspect_ai = pytest.importorskip("inspect_ai", reason="inspect_ai is not installed (pip install worldkit[inspect])")
+from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+RIGHT = "# Triage\n\nSOP checked: SOP-001\nNeeds revision (yes/no): yes\n"
+WRONG = "# Triage\n\nSOP checked: SOP-002\nNeeds revision (yes/no): no\n"
+
+
+def declared_entry_point() -> str:
+    return tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["entry-points"]["inspect_ai"]["worldkit"]
+
+
+@pytest.fixture(scope="module")
+def entry_point_path(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """sys.path entries under which the `inspect_ai` entry point pyproject.toml declares is installed:
+    none when worldkit's installed metadata has it, else a folder holding that declaration (an older
+    editable install predates it)."""
+    if any(ep.name == "worldkit" and ep.value == declared_entry_point() for ep in entry_points(group="inspect_ai")):
+        return []
+    site = tmp_path_factory.mktemp("site")
+    info = site / "worldkit_inspect_entry-0.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: worldkit-inspect-entry\nVersion: 0.0\n")
+    (info / "entry_points.txt").write_text(f"[inspect_ai]\nworldkit = {declared_entry_point()}\n")
+    return [str(site)]
+
+
+def test_the_entry_point_names_the_module_that_registers_the_tasks() -> None:
+    import importlib
+
+    from inspect_ai._util.registry import registry_lookup
+
+    module = importlib.import_module(declared_entry_point())
+    for name in ("qualification_sweep", "task", *(t.replace("-", "_") for t in module.PHARMACO_TASKS)):
+        assert registry_lookup("task", f"worldkit/{name}") is not None, name
+    # every overlay of the demo world is a task, and nothing else
+    assert sorted(module.PHARMACO_TASKS) == sorted(p.name for p in (REPO / "overlays" / "pharmaco_demo").iterdir() if p.is_dir())
+
+
+# inspect's mock provider counts tokens with tiktoken unless an output carries its usage, and tiktoken
+# downloads its encoding on first use; offline, scripted outputs carry usage and the command-line run
+# below swaps the counter for a length estimate.
+USAGE = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+LAUNCH_OFFLINE = (
+    "import sys, inspect_ai.model._model as m; m.count_text_tokens = lambda text: max(1, len(text) // 4); "
+    "from inspect_ai._cli.main import main; sys.argv[0] = 'inspect'; main()"
+)
+
+
+def _scripted(note: str, read_sop: bool) -> list[ModelOutput]:
+    calls = [ModelOutput.for_tool_call("mockllm/model", "read_file", {"path": "Shared/SOPs/SOP-001.md"})] if read_sop else []
+    calls.append(ModelOutput.for_tool_call("mockllm/model", "write_file", {"path": "triage.md", "content": note}))
+    outputs = [*calls, ModelOutput.from_content("mockllm/model", "Done: triage.md is filled in.")]
+    for output in outputs:
+        output.usage = USAGE
+    return outputs
+
+
+def _grade_directly(run_dir: Path) -> dict:
+    """`worldkit grade` on the same workspace and log, with the overlay from its own file."""
+    run = json.loads((run_dir / "run.json").read_text())
+    code = cli(["grade", "--overlay", str(TRIAGE), "--workspace", str(run_dir / "workspace"), "--condition", run["condition"],
+                "--log", run["run_id"], "--store", f"sqlite:///{run_dir / 'store.db'}", "--json"])  # fmt: skip
+    assert code == 0
+    return code
+
+
+@pytest.mark.parametrize(("note", "read_sop", "value"), [
+    (RIGHT, True, {"pass_fraction": 1.0, "T1": 1.0, "T2": 1.0}),
+    (WRONG, False, {"pass_fraction": 0.0, "T1": 0.0, "T2": 0.0}),
+])
+def test_a_scripted_mock_model_is_scored_as_worldkit_grade_scores_the_workspace(
+    tmp_path: Path, entry_point_path: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    note: str, read_sop: bool, value: dict,
+) -> None:  # fmt: skip
+    for entry in entry_point_path:
+        monkeypatch.syspath_prepend(entry)
+    model = get_model("mockllm/model", custom_outputs=_scripted(note, read_sop))
+    [log] = inspect_ai.eval(
+        "worldkit/task", model=model, task_args={"overlay": str(TRIAGE), "runs": str(tmp_path / "runs")},
+        log_dir=str(tmp_path / "logs"), display="none",
+    )  # fmt: skip
+    assert log.status == "success", log.error
+    [sample] = log.samples
+    score = sample.scores["worldkit_scorer"]
+    assert score.value == value
+    run_dir = Path(score.metadata["run_dir"])
+    calls = [m.tool_calls[0].function for m in sample.messages if getattr(m, "tool_calls", None)]
+    assert calls == (["read_file"] if read_sop else []) + ["write_file"]
+    assert (run_dir / "workspace" / "triage.md").read_text() == note
+    capsys.readouterr()
+    _grade_directly(run_dir)
+    direct = json.loads(capsys.readouterr().out)
+    assert score.metadata["criteria"] == direct["criteria"]  # T3 (semantic) ungraded in both
+    assert score.metadata["access"] == direct["access"]
+    assert score.metadata["access"]["T1"] == ("accessed" if read_sop else "not_accessed")
+    record = score.metadata["execution_record"]
+    assert record["task"] == "cc1-triage" and record["agent"] == "inspect:mockllm/model"
+    assert [e["tool"] for e in record["trajectory"]] == calls
+    assert (run_dir / "execution-record.json").is_file()
+
+
+def test_inspect_eval_from_the_command_line_in_any_directory(tmp_path: Path, entry_point_path: list[str]) -> None:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([*entry_point_path, *sys.path])}
+    done = subprocess.run(
+        [sys.executable, "-c", LAUNCH_OFFLINE, "eval", "worldkit/task", "--model", "mockllm/model", "-T", f"overlay={TRIAGE}",
+         "-T", "condition=curated:minimal", "-T", f"runs={tmp_path / 'runs'}", "--log-dir", str(tmp_path / "logs"),
+         "--log-format", "json", "--display", "none"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    [log_file] = (tmp_path / "logs").glob("*.json")
+    log = json.loads(log_file.read_text())
+    assert log["eval"]["task"] == "worldkit/task" and log["eval"]["task_args"]["condition"] == "curated:minimal"
+    score = log["samples"][0]["scores"]["worldkit_scorer"]
+    # the unscripted mock model only answers in text: nothing written, every graded criterion fails
+    assert score["value"] == {"pass_fraction": 0.0, "T1": 0.0, "T2": 0.0}
+    assert score["metadata"]["execution_record"]["condition"] == "curated:minimal"
+
+
+def test_an_unknown_condition_is_refused_before_anything_runs(tmp_path: Path, entry_point_path: list[str],
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from worldkit.errors import UsageError
+
+    for entry in entry_point_path:
+        monkeypatch.syspath_prepend(entry)
+    with pytest.raises(UsageError, match="curated:nope"):
+        inspect_ai.eval("worldkit/task", model="mockllm/model", task_args={"overlay": str(TRIAGE), "condition": "curated:nope"},
+                        log_dir=str(tmp_path / "logs"), display="none")  # fmt: skip

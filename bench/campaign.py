@@ -62,7 +62,7 @@ def campaign(design: Path, out: Path, workers: int) -> tuple[float, dict]:
 def speedup(args: argparse.Namespace) -> dict:
     times: dict[int, list[float]] = defaultdict(list)
     cpu: dict[int, list[float]] = defaultdict(list)
-    with tempfile.TemporaryDirectory(prefix="wkcampaign-speedup-", dir=args.tmp) as tmp:
+    with tempfile.TemporaryDirectory(prefix="wkcampaign-speedup-", dir=args.tmp, ignore_cleanup_errors=True) as tmp:
         design = Path(tmp) / "design.yaml"
         design.write_text(f"tasks: {json.dumps(SPEEDUP_TASKS)}\nagents: [oracle, noop]\nconditions: {{full: 4}}\nseed: 1\n")
         for repeat in range(args.repeats):
@@ -105,7 +105,7 @@ def paper(args: argparse.Namespace) -> dict:
 
     server, url = _scripted_endpoint()
     try:
-        with tempfile.TemporaryDirectory(prefix="wkcampaign-paper-", dir=args.tmp) as tmp:
+        with tempfile.TemporaryDirectory(prefix="wkcampaign-paper-", dir=args.tmp, ignore_cleanup_errors=True) as tmp:
             design = Path(tmp) / "design.yaml"
             design.write_text(
                 f"tasks: {json.dumps(PAPER_TASKS)}\n"

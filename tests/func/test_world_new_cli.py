@@ -38,18 +38,25 @@ def test_new_writes_the_world_and_its_overlay(scaffold: dict, capsys: pytest.Cap
     assert run(["overlay", "check", str(overlay)]) == 0
     assert capsys.readouterr().out.endswith("first-task: ok (0 error(s), 0 warning(s))\n")
     stats = _json(capsys, ["world", "stats", str(world), "--json"])
-    assert list(stats["files_per_seat"]) == ["S1"] and stats["messages"] == 1
+    assert tuple(stats["files_per_seat"]) == ("S1",) and stats["messages"] == 1
 
 
-def test_new_world_verifies_at_once(scaffold: dict, capsys: pytest.CaptureFixture[str]) -> None:
+def test_new_world_verifies_at_once_and_catches_every_seeded_fault(
+    scaffold: dict, capsys: pytest.CaptureFixture[str]
+) -> None:
     argv = ["verify", "--world", str(scaffold["world"]), "--overlays", str(scaffold["overlays"]),
-            "--manifests", str(scaffold["root"] / "manifests" / "starter"), "--json"]  # fmt: skip
+            "--manifests", str(scaffold["root"] / "manifests" / "starter"), "--seeded", "--json"]  # fmt: skip
     body = _json(capsys, argv)
     assert body["status"] == "pass"
-    status = {c["id"]: c["status"] for c in body["checks"]}
-    for check in ("revision-digests", "projection-rebuild", "access-audit", "staged-workspaces", "overlay-locks",
-                  "separation", "rubric-sanity", "rubric-discrimination"):  # fmt: skip
-        assert status[check] == "pass", check
+    skipped = {c["id"]: c["reason"] for c in body["checks"] if c["status"] == "skip"}
+    assert set(skipped) == {"task-pairs-identical", "event-logs"}  # one task; no store given
+    assert {c["status"] for c in body["checks"]} == {"pass", "skip"}
+    dates = next(c for c in body["checks"] if c["id"] == "date-conformance")
+    assert dates["counts"]["record"] is None and dates["counts"]["item"].startswith(("document ", "mail "))
+    from worldkit.verify.seeded import CASES
+
+    seeded = body["seeded"]
+    assert (seeded["attempted"], seeded["detected"], seeded["not_applicable"]) == (len(CASES), len(CASES), 0)
 
 
 @pytest.mark.parametrize(("agent", "passed"), [("oracle", 4), ("noop", None)])

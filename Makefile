@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test install clean
+.PHONY: demo test test-fast install clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
@@ -26,14 +26,18 @@ demo: $(STAMP)
 	@echo "== 3. apply a task overlay: sealed candidate and verifier packages"
 	@$(BIN)/worldkit overlay apply $(DEMO_TASK) --out out/demo/task
 	@echo "== 4. run the oracle and the noop agent through the seat's MCP tools, and grade them"
-	@$(BIN)/worldkit run --overlay $(DEMO_TASK) --agent oracle --out out/demo/runs --store $(DEMO_STORE)
-	@$(BIN)/worldkit run --overlay $(DEMO_TASK) --agent noop --out out/demo/runs --store $(DEMO_STORE)
+	@$(BIN)/worldkit run --overlay $(DEMO_TASK) --agent oracle --judge facts --out out/demo/runs --store $(DEMO_STORE)
+	@$(BIN)/worldkit run --overlay $(DEMO_TASK) --agent noop --judge facts --out out/demo/runs --store $(DEMO_STORE)
 	@echo "== 5. report"
 	@$(BIN)/worldkit report out/demo/runs --html out/demo/report.html
 
 # The whole suite (slow end-to-end tests included), spread over the cores by pytest-xdist.
 test: $(STAMP)
 	$(BIN)/python -m pytest -n auto --dist worksteal
+
+# The same, without the end-to-end tests marked `slow` (make test and CI run those too).
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -n auto --dist worksteal -m "not slow"
 
 clean:
 	rm -rf $(VENV) out .worldkit

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -37,7 +38,15 @@ PAPER_TASKS = [
 ]  # fmt: skip
 
 
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def campaign(design: Path, out: Path, workers: int) -> tuple[float, dict]:
+    """Wall time and final status of one `campaign run`; the CPU seconds of the coordinator and its
+    workers go into the status as `cpu_s`."""
+    cpu = _children_cpu()
     start = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "worldkit", "campaign", "run", str(design), "--out", str(out),
@@ -47,11 +56,12 @@ def campaign(design: Path, out: Path, workers: int) -> tuple[float, dict]:
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"campaign failed ({done.returncode}): {done.stderr.decode()[-2000:]}")
-    return elapsed, json.loads(done.stdout)
+    return elapsed, {**json.loads(done.stdout), "cpu_s": _children_cpu() - cpu}
 
 
 def speedup(args: argparse.Namespace) -> dict:
     times: dict[int, list[float]] = defaultdict(list)
+    cpu: dict[int, list[float]] = defaultdict(list)
     with tempfile.TemporaryDirectory(prefix="wkcampaign-speedup-") as tmp:
         design = Path(tmp) / "design.yaml"
         design.write_text(f"tasks: {json.dumps(SPEEDUP_TASKS)}\nagents: [oracle, noop]\nconditions: {{full: 4}}\nseed: 1\n")
@@ -60,10 +70,14 @@ def speedup(args: argparse.Namespace) -> dict:
                 elapsed, state = campaign(design, Path(tmp) / f"w{workers}-{repeat}", workers)
                 assert state["done"] == state["planned"] == 24, state
                 times[workers].append(elapsed)
+                cpu[workers].append(state["cpu_s"])
     one, many = statistics.median(times[1]), statistics.median(times[args.workers])
     return {"bench": "campaign.speedup", "runs": 24, "workers": args.workers, "t_1_worker_s": round(one, 2),
             f"t_{args.workers}_workers_s": round(many, 2), "ratio": round(many / one, 3), "target": 0.6,
-            "cpus": os.cpu_count(), "repeats": args.repeats}  # fmt: skip
+            "cpu_1_worker_s": round(statistics.median(cpu[1]), 1),
+            f"cpu_{args.workers}_workers_s": round(statistics.median(cpu[args.workers]), 1),
+            "cpus": os.cpu_count(), "repeats": args.repeats,
+            "loadavg_1m_at_end": round(os.getloadavg()[0], 2)}  # fmt: skip
 
 
 def _scripted_endpoint() -> tuple[ThreadingHTTPServer, str]:
@@ -117,7 +131,8 @@ def paper(args: argparse.Namespace) -> dict:
         if len(tail) >= 10:
             slopes.append(float(np.polyfit(np.arange(len(tail)), np.array(tail, dtype=float), 1)[0]))
     return {"bench": "campaign.paper", "planned": state["planned"], "done": state["done"], "failed": state["failed"],
-            "workers": args.workers, "wall_s": round(elapsed, 1),
+            "workers": args.workers, "wall_s": round(elapsed, 1), "cpu_s": round(state["cpu_s"], 1),
+            "loadavg_1m_at_end": round(os.getloadavg()[0], 2),
             "rss_mb_first": [round(s[0] / 1024, 1) for s in per_worker.values()],
             "rss_mb_last": [round(s[-1] / 1024, 1) for s in per_worker.values()],
             "rss_kb_per_run_slope": [round(s, 1) for s in slopes]}  # fmt: skip

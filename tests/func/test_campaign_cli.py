@@ -118,12 +118,24 @@ def test_a_finished_campaign_restarted_runs_nothing_and_a_busy_folder_is_refused
     first = json.loads(capsys.readouterr().out)
     assert (first["planned"], first["done"], first["records"]) == (2, 2, 2)
     before = sorted(p.name for p in (out / "runs").iterdir())
+    assert run(["report", str(out)]) == 0  # `worldkit report` reads a campaign folder as it is
+    report = capsys.readouterr().out
+    assert "Raw outcomes by condition" in report and "  Runs " in report
     assert run(["campaign", "run", str(design), "--out", str(out), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["done"] == 2
     assert sorted(p.name for p in (out / "runs").iterdir()) == before
-    other = write_design(tmp_path / "x" if (tmp_path / "x").mkdir() is None else tmp_path, full=2, curated=0)
+    (tmp_path / "x").mkdir()
+    other = write_design(tmp_path / "x", full=2, curated=0)
     assert run(["campaign", "run", str(other), "--out", str(out)]) == 2
     assert "holds another campaign's plan" in capsys.readouterr().err
+    from worldkit.run.campaign.executor import _DirLock
+
+    held = _DirLock(out)  # another coordinator on this folder
+    try:
+        assert run(["campaign", "run", str(design), "--out", str(out)]) == 2
+        assert f"campaign folder {out} is in use by pid {os.getpid()}" in capsys.readouterr().err
+    finally:
+        held.release()
 
 
 @pytest.mark.postgres

@@ -31,7 +31,7 @@ def test_build_thread_writes_then_matches_its_manifest(capsys, tmp_path: Path, e
                          "--out", str(tmp_path / "a"), "--tasks", "3", "--manifest", str(manifest),
                          "--write-manifest")
     assert (code, err) == (0, "")
-    assert out == (f"built 3 thread packets (124 records) in {tmp_path / 'a'}\n"
+    assert out == (f"built 3 thread packets (129 records) in {tmp_path / 'a'}\n"
                    f"manifest {manifest}: written\n")
     code, out, _ = cli(capsys, "build", "--family", "thread", "--source", str(export),
                        "--out", str(tmp_path / "b"), "--tasks", "3", "--manifest", str(manifest))
@@ -77,36 +77,65 @@ def test_build_usage_errors(capsys, tmp_path: Path, export: Path) -> None:
     assert cli(capsys, *args, "--force")[0] == 0
     code, _, err = cli(capsys, "build", "--family", "thread", "--source", str(export), "--out",
                        str(tmp_path / "b"), "--tasks", "9")
-    assert code == 3 and "yields only 3 eligible bundles" in err
+    assert code == 3 and "yields only 5 eligible bundles" in err
     code, _, err = cli(capsys, "build", "--family", "recap", "--source", str(tmp_path / "nope"),
                        "--out", str(tmp_path / "c"))
     assert code == 3 and err == f"error: {tmp_path / 'nope'}: no such file or directory; pass " \
                                 "--source the source folder\n"
 
 
-def test_baselines_table_through_the_organizer_tools(capsys, export: Path) -> None:
+def test_baselines_table_beside_table_12_and_appendix_f(capsys, export: Path) -> None:
     code, out, err = cli(capsys, "baselines", "--family", "thread", "--source", str(export),
                          "--tasks", "2")
     assert code == 0 and err == ""
     lines = out.splitlines()
-    assert lines[0] == "thread: mean Structure Score of the text-only baselines over 2 tasks (0-100)"
-    assert lines[1] == "baseline       worldkit   paper"
+    assert lines[0] == ("thread: mean Structure Score of the text-only baselines over 2 tasks "
+                        "(0-100, λ = 0.2)")
+    assert lines[1] == "baseline       worldkit   paper   diff"
     assert [line[:14].strip() for line in lines[2:6]] == [
         "Filed flat", "Fixed cuts", "Random shape", "Silhouette"]
-    assert re.fullmatch(r"Filed flat {10}0\.0 {5}0\.0", lines[2])
-    assert lines[5].endswith("34.0")
-    assert lines[6].startswith("silhouette parent groups: mean ")
+    assert re.fullmatch(r"Filed flat {10}0\.0 {5}0\.0 {3}\+0\.0", lines[2])
+    assert re.fullmatch(r"Silhouette +[0-9.]+ +34\.0 +[-+][0-9.]+", lines[5])
+    assert lines[7] == "Appendix F                           worldkit   paper"
+    table = {line[:36].strip(): line[36:].split() for line in lines[8:]}
+    assert table["silhouette > fixed cuts (tasks)"][1] == "50"
+    assert table["silhouette > random mean (tasks)"][1] == "50"
+    assert table["silhouette parent groups (mean)"][1] == "7.06"
+    assert table["reference parent groups (mean)"][1] == "2.62"
+    assert int(table["silhouette > fixed cuts (tasks)"][0]) <= 2
 
 
 def test_baselines_json_is_the_same_whichever_way_moves_are_applied(capsys, export: Path) -> None:
     results = []
-    for apply in ("mcp", "disk"):
+    for apply in ("tree", "mcp", "disk"):
         code, out, _ = cli(capsys, "baselines", "--family", "thread", "--source", str(export),
                            "--tasks", "1", "--apply", apply, "--json")
         assert code == 0
         results.append(json.loads(out))
-    assert results[0] == results[1]
+    assert results[0] == results[1] == results[2]
     assert results[0]["per_task"][0]["task_id"] == "thread-001"
+
+
+def test_baselines_lambda_and_per_task_file(capsys, export: Path, tmp_path: Path) -> None:
+    by_lambda = {}
+    for value in ("0", "0.2", "0.4"):
+        target = tmp_path / f"per-task-{value}.json"
+        code, out, _ = cli(capsys, "baselines", "--family", "thread", "--source", str(export),
+                           "--tasks", "2", "--lambda", value, "--per-task", str(target), "--json")
+        assert code == 0
+        printed, written = json.loads(out), json.loads(target.read_text(encoding="utf-8"))
+        assert printed == written and printed["lambda"] == float(value)
+        by_lambda[value] = printed
+    assert by_lambda["0"]["paper_S"] == {"flat": 0.0, "silhouette": 37.2}
+    assert by_lambda["0.4"]["paper_S"] == {"flat": 0.0, "silhouette": 30.8}
+    assert by_lambda["0.2"]["paper_S"]["fixed"] == 16.6
+    rows = [by_lambda[v]["per_task"][0] for v in ("0", "0.2", "0.4")]
+    assert rows[0]["scores"]["silhouette"] >= rows[1]["scores"]["silhouette"] >= \
+        rows[2]["scores"]["silhouette"]
+    assert rows[0]["parents"]["flat"] == 1 and rows[0]["reference_parents"] >= 2
+    code, _, err = cli(capsys, "baselines", "--family", "thread", "--source", str(export),
+                       "--lambda", "1.5")
+    assert code == 2 and "--lambda" in err
 
 
 @pytest.mark.parametrize(("family", "folder"), [("design", "kep"), ("recap", "ami")])

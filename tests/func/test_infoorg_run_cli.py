@@ -116,7 +116,8 @@ def test_serve_stdio_logs_every_call_as_the_seat(packets: Path, tmp_path: Path) 
 
     tools, listing, moved_error, refused_error = anyio.run(session)
     assert tools == ["check_inventory", "list_files", "move_files", "read_file", "search_files"]
-    assert listing["total"] == 41 and listing["entries"][0] == {"id": "F001", "path": ["inbox"], "format": "text"}
+    total = json.loads((packets / "thread-001" / "packet.json").read_bytes())["record_count"]
+    assert listing["total"] == total and listing["entries"][0] == {"id": "F001", "path": ["inbox"], "format": "text"}
     assert (moved_error, refused_error) == (False, True)
     assert (workspace / "a" / "b" / "F001.txt").read_bytes() == (
         packets / "thread-001" / "candidate" / "inbox" / "F001.txt").read_bytes()
@@ -127,8 +128,9 @@ def test_serve_stdio_logs_every_call_as_the_seat(packets: Path, tmp_path: Path) 
         (2, "EMP-ORG-001", "move_files", "ok"),
         (3, "EMP-ORG-001", "move_files", "denied"),
     ]
-    assert events[1].state_change == {"kind": "infoorg.move_files",
-                                      "moves": [{"id": "F001", "from": ["inbox"], "to": ["a", "b"]}]}
+    change = dict(events[1].state_change)
+    assert len(change.pop("plan")) == 32  # the move's journal plan id
+    assert change == {"kind": "infoorg.move_files", "moves": [{"id": "F001", "from": ["inbox"], "to": ["a", "b"]}]}
 
 
 def test_thread_fixture_rebuild_matches_the_committed_manifest(packets: Path, export: Path,
@@ -148,7 +150,7 @@ def test_thread_fixture_rebuild_matches_the_committed_manifest(packets: Path, ex
     assert all((packets / f).read_bytes() == (out / f).read_bytes() for f in files)
     manifest = json.loads(THREAD_FIXTURE_MANIFEST.read_bytes())
     assert [t["task_id"] for t in manifest["tasks"]] == ["thread-001", "thread-002", "thread-003"]
-    assert sum(t["record_count"] for t in manifest["tasks"]) == 124
+    assert sum(t["record_count"] for t in manifest["tasks"]) == 129
 
 
 @pytest.mark.parametrize("command", ["serve", "run"])

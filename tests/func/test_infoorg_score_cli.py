@@ -180,3 +180,36 @@ def test_every_infoorg_scoring_command_has_help(capsys, command) -> None:
     code = run(["infoorg", *command, "--help"])
     out, _ = capsys.readouterr()
     assert code == 0 and "Usage:" in out and len(out) > 200
+
+
+@pytest.mark.parametrize("which", [0, 1])
+def test_a_record_given_twice_exits_3_naming_it(capsys, tmp_path, trees, which: int) -> None:
+    doubled = tmp_path / "doubled.json"
+    doubled.write_text('{"a": ["A", "X"], "b": ["A", "X"], "c": ["A", "X"], "d": ["B", "Y"], '
+                       '"e": ["B", "Y"], "f": ["B", "Z"], "g": ["B", "Z"], "c": ["B", "Z"]}',
+                       encoding="utf-8")
+    args = [str(doubled), str(trees[1])] if which == 0 else [str(trees[0]), str(doubled)]
+    code, out, err = cli(capsys, "score-trees", *args)
+    assert (code, out) == (3, "")
+    assert err == (f"error: {doubled}: record c is given more than once; a hierarchy lists each "
+                   "record id once — keep one entry for it\n")
+
+
+def test_lambda_option_scales_only_the_economy(capsys, tmp_path) -> None:
+    reference = write(tmp_path / "ref.json", {"a": ["P", "x"], "b": ["P", "x"], "c": ["Q", "y"],
+                                              "d": ["Q", "y"]})
+    # One extra single-child shell above a and b: u(O) - u(R) = 1, n(O) = 6 folders.
+    output = write(tmp_path / "out.json", {"a": ["P", "x", "s"], "b": ["P", "x", "s"],
+                                           "c": ["Q", "y"], "d": ["Q", "y"]})
+    results = {}
+    for value in ("0", "0.2", "0.4"):
+        code, out, _ = cli(capsys, "score-trees", str(reference), str(output), "--json",
+                           "--lambda", value)
+        assert code == 0
+        results[value] = json.loads(out)
+    assert results["0"]["E"] == 1.0
+    assert results["0.2"]["E"] == pytest.approx(1 - 0.2 * 1 / 6)
+    assert results["0.4"]["E"] == pytest.approx(1 - 0.4 * 1 / 6)
+    assert {r["f1_bal"] for r in results.values()} == {results["0"]["f1_bal"]}
+    code, _, err = cli(capsys, "score-trees", str(reference), str(output), "--lambda", "-1")
+    assert code == 2 and "--lambda" in err

@@ -178,3 +178,76 @@ def test_every_log_command_has_help(command: list[str], capsys) -> None:
     assert run(["log", *command, "--help"]) == 0
     out = capsys.readouterr().out
     assert "Usage:" in out and ("--store" in out or command == [])
+
+
+def _anchored(store_url: str, run_dir: Path, *, key: bytes | None) -> None:
+    """Run `anchored` (four calls) with its anchor in `run_dir/log-anchor.json`."""
+    with Store.open(store_url) as store:
+        with EventLog(store, "anchored", SEAT, claim=True, anchor=run_dir / "log-anchor.json", key=key) as log:
+            for i in range(4):
+                log.append("read_file", {"path": f"f{i}"}, "ok", None)
+
+
+def _cut_last_event(store_url: str) -> None:
+    """As an attacker with DDL rights: drop the guards, delete event 4, move the head back."""
+    engine = sa.create_engine(store_url)
+    with engine.begin() as conn:
+        pg = conn.dialect.name == "postgresql"
+        drops = (["DROP TRIGGER log_events_append_only ON log_events", "DROP TRIGGER log_runs_head ON log_runs"]
+                 if pg else ["DROP TRIGGER log_events_no_delete", "DROP TRIGGER log_runs_head"])  # fmt: skip
+        for statement in drops:
+            conn.exec_driver_sql(statement)
+        three = conn.exec_driver_sql("SELECT hash FROM log_events WHERE run_id = 'anchored' AND seq = 3").scalar()
+        conn.exec_driver_sql("DELETE FROM log_events WHERE run_id = 'anchored' AND seq = 4")
+        conn.execute(sa.text("UPDATE log_runs SET head_seq = 3, head_hash = :h WHERE run_id = 'anchored'"),
+                     {"h": three})  # fmt: skip
+    engine.dispose()
+
+
+def test_log_verify_against_the_run_folder_catches_a_cut_with_the_head_moved_back(
+    store_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _anchored(store_url, tmp_path, key=None)
+    assert run(["log", "verify", "anchored", "--store", store_url, "--run-dir", str(tmp_path)]) == 0
+    assert "checked against the final unsigned anchor of run anchored at event 4" in capsys.readouterr().out
+    _cut_last_event(store_url)
+    assert run(["log", "verify", "anchored", "--store", store_url]) == 0  # the store alone cannot tell
+    assert "no anchor given" in capsys.readouterr().err
+    for given in (["--run-dir", str(tmp_path)], ["--anchor", str(tmp_path / "log-anchor.json")]):
+        assert run(["log", "verify", "anchored", "--store", store_url, *given]) == 1
+        err = capsys.readouterr().err
+        assert "the anchor records 4 events but the stored log ends at event 3" in err
+        assert "Traceback" not in err
+
+
+def test_log_verify_with_the_key_refuses_an_anchor_rewritten_without_it(
+    store_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from worldkit.store import make_anchor, read_anchor, write_anchor
+
+    _anchored(store_url, tmp_path, key=b"k3y")
+    monkeypatch.setenv("WORLDKIT_LOG_KEY", "k3y")
+    assert run(["log", "verify", "anchored", "--store", store_url, "--run-dir", str(tmp_path)]) == 0
+    capsys.readouterr()
+    signed = read_anchor(tmp_path / "log-anchor.json")
+    _cut_last_event(store_url)
+    with Store.open(store_url) as store:
+        head = store.engine.connect().exec_driver_sql(
+            "SELECT hash FROM log_events WHERE run_id = 'anchored' AND seq = 3").scalar()
+    write_anchor(make_anchor(run_id="anchored", seat=SEAT, session=signed.session, seq=3, head_hash=head,
+                             final=True, key=None), tmp_path / "log-anchor.json")  # fmt: skip
+    assert run(["log", "verify", "anchored", "--store", store_url, "--run-dir", str(tmp_path)]) == 1
+    assert "the anchor is not signed although WORLDKIT_LOG_KEY is set" in capsys.readouterr().err
+    monkeypatch.delenv("WORLDKIT_LOG_KEY")
+    write_anchor(signed, tmp_path / "log-anchor.json")
+    assert run(["log", "verify", "anchored", "--store", store_url, "--run-dir", str(tmp_path)]) == 1
+    assert "set WORLDKIT_LOG_KEY to the key the run was made with" in capsys.readouterr().err
+
+
+def test_log_verify_refuses_an_anchor_of_another_run(store_url: str, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    _anchored(store_url, tmp_path, key=None)
+    with Store.open(store_url) as store:
+        EventLog(store, "other", SEAT).close()
+    assert run(["log", "verify", "other", "--store", store_url, "--run-dir", str(tmp_path)]) == 2
+    assert "the anchor given is for run anchored, not other" in capsys.readouterr().err

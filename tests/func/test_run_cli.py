@@ -77,3 +77,61 @@ def test_run_is_blocked_by_a_tampered_stage(tmp_path: Path, monkeypatch, capsys)
             "--store", f"sqlite:///{tmp_path / 's.db'}"]
     assert run(argv) == 1
     assert "run blocked" in capsys.readouterr().err
+
+
+def test_regrade_and_log_verify_refuse_a_log_cut_short_or_rewritten(capsys, tmp_path: Path, store_url: str) -> None:
+    """The run folder's anchor catches a store cut short with its head moved back, and a record
+    whose trajectory was rewritten (re-hashed), on regrade and on `log verify --record`."""
+    import sqlalchemy as sa
+
+    from worldkit.store import row_hash
+
+    summary = _run(capsys, tmp_path, "oracle", store=store_url)
+    run_dir = Path(summary["record"]).parent
+    record = read_record(run_dir / "execution-record.json")
+    assert record.log_anchor is not None and record.log_anchor["final"] is True
+    assert record.log_anchor["seq"] == len(record.trajectory)
+    assert json.loads((run_dir / "log-anchor.json").read_text()) == record.log_anchor
+    assert run(["regrade", str(run_dir), "--store", store_url]) == 0
+    assert run(["log", "verify", record.run_id, "--store", store_url, "--record", str(run_dir / "execution-record.json")]) == 0
+    capsys.readouterr()
+
+    # 1. The record's trajectory rewritten and re-hashed from event 1 (a consistent chain).
+    saved = (run_dir / "execution-record.json").read_text()
+    data = json.loads(saved)
+    prev = data["trajectory"][0]["prev_hash"]
+    for event in data["trajectory"]:
+        row = {**event, "arguments": json.dumps(event["arguments"], sort_keys=True, separators=(",", ":"),
+                                                 ensure_ascii=False),
+               "detail": None if event["detail"] is None else json.dumps(event["detail"], sort_keys=True,
+                                                                          separators=(",", ":"), ensure_ascii=False),
+               "state_change": None if event["state_change"] is None else json.dumps(
+                   event["state_change"], sort_keys=True, separators=(",", ":"), ensure_ascii=False),
+               "prev_hash": prev}  # fmt: skip
+        if event["seq"] == 1:
+            event["outcome"] = row["outcome"] = "denied"
+        event["prev_hash"] = prev
+        event["hash"] = prev = row_hash(row)
+    (run_dir / "execution-record.json").write_text(json.dumps(data))
+    assert run(["regrade", str(run_dir)]) == 1
+    assert "the execution record's trajectory" in capsys.readouterr().err
+    (run_dir / "execution-record.json").write_text(saved)
+
+    # 2. The store cut short past its guards, its sealed head moved back.
+    engine = sa.create_engine(store_url)
+    with engine.begin() as conn:
+        pg = conn.dialect.name == "postgresql"
+        for statement in (["DROP TRIGGER log_events_append_only ON log_events", "DROP TRIGGER log_runs_head ON log_runs"]
+                          if pg else ["DROP TRIGGER log_events_no_delete", "DROP TRIGGER log_runs_head"]):  # fmt: skip
+            conn.exec_driver_sql(statement)
+        last = len(record.trajectory)
+        conn.execute(sa.text("DELETE FROM log_events WHERE run_id = :r AND seq = :s"), {"r": record.run_id, "s": last})
+        conn.execute(sa.text("UPDATE log_runs SET head_seq = :s, head_hash = :h WHERE run_id = :r"),
+                     {"r": record.run_id, "s": last - 1, "h": record.trajectory[-2]["hash"]})  # fmt: skip
+    engine.dispose()
+    assert run(["log", "verify", record.run_id, "--store", store_url]) == 0  # the store alone cannot tell
+    capsys.readouterr()
+    assert run(["regrade", str(run_dir), "--store", store_url]) == 1
+    assert f"the anchor records {last} events but the stored log ends at event {last - 1}" in capsys.readouterr().err
+    assert run(["log", "verify", record.run_id, "--store", store_url, "--run-dir", str(run_dir)]) == 1
+    assert "cut short, head moved back" in capsys.readouterr().err

@@ -47,7 +47,33 @@ def test_a_run_with_events_is_not_served_again(tmp_path: Path, capsys: pytest.Ca
     used.log.append("list_files", {}, "ok", None)
     used.close()
     assert cli(["serve", "--projection", str(projection), "--store", store, "--run-id", "used"]) == 2
-    assert "error: run used already has 1 events in store" in capsys.readouterr().err
+    assert "error: run id used is already claimed in the event log (seat S1, 1 events)" in capsys.readouterr().err
+
+
+def test_a_second_server_with_the_same_run_id_refuses_to_start(tmp_path: Path) -> None:
+    """Two servers given one --run-id at once: the second exits 2 before serving anything."""
+    import os
+    import subprocess
+    import sys
+
+    projection = project(tmp_path, "S1")
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    argv = [sys.executable, "-m", "worldkit", "serve", "--projection", str(projection), "--store", store,
+            "--run-id", "twice"]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    first = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             env=env, cwd=tmp_path)  # fmt: skip
+    try:
+        assert b"serving seat S1" in first.stderr.readline()  # the first one is up and holds the run
+        second = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, env=env, cwd=tmp_path,
+                                timeout=120)  # fmt: skip
+        assert second.returncode == 2
+        assert b"error: run id twice is already claimed in the event log" in second.stderr
+        assert b"Traceback" not in second.stderr and second.stdout == b""
+        assert first.poll() is None  # the first server is unaffected
+    finally:
+        first.stdin.close()  # end of input: the server stops and seals its log
+        first.wait(timeout=60)
 
 
 def test_log_replay_from_a_pre_task_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
 from worldkit._cli.output import echo_json
 from worldkit.canon import canonical_json
-from worldkit.errors import LogTampered
+from worldkit.errors import LogTampered, UsageError
 
 if TYPE_CHECKING:
-    from worldkit.store import Event
+    from worldkit.store import Event, LogAnchor
 
 STORE_HELP = (
     "Store URL (sqlite:///path or postgresql+psycopg://…); default $WORLDKIT_STORE, "
@@ -59,19 +60,75 @@ def show(
 def verify(
     run_id: str = typer.Argument(..., metavar="RUN", help=RUN_HELP),
     store: str | None = typer.Option(None, "--store", help=STORE_HELP),
+    record: Path | None = typer.Option(
+        None, "--record", help="Check against the anchor in this execution record (execution-record.json)."
+    ),
+    run_dir: Path | None = typer.Option(
+        None, "--run-dir", help="Check against the run folder's log-anchor.json (and its record, if any)."
+    ),
+    anchor: Path | None = typer.Option(None, "--anchor", help="Check against this anchor file (e.g. from `serve`)."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as one JSON object."),
 ) -> None:
-    """Check a run's hash chain; exit 1 naming the first bad event if it is broken."""
+    """Check a run's hash chain; exit 1 naming the first bad event if it is broken.
+
+    Given the run's anchor (--run-dir, --record or --anchor), the log must also hold the
+    anchored head and, for a final anchor, end there: a log cut short, rewritten or recomputed
+    fails. With WORLDKIT_LOG_KEY set, the anchor must carry that key's signature.
+    """
     from worldkit.store import Store, verify_chain
 
+    found = _anchor(run_id, record=record, run_dir=run_dir, anchor=anchor)
     with Store.open(store, create=False) as opened:
-        report = verify_chain(opened, run_id)
+        report = verify_chain(opened, run_id, anchor=found)
     if as_json:
         echo_json({**report.model_dump(mode="json"), "message": report.message})
     if not report.ok:
         raise LogTampered(report.message)
     if not as_json:
         typer.echo(f"ok: {report.message}")
+        if found is None:
+            typer.echo(
+                "note: no anchor given, so a log cut short together with its head, or recomputed, "
+                "cannot be told from an intact one; pass --run-dir, --record or --anchor",
+                err=True,
+            )
+        else:
+            typer.echo(f"checked against the {found.describe()}")
+
+
+def _anchor(
+    run_id: str, *, record: Path | None, run_dir: Path | None, anchor: Path | None
+) -> LogAnchor | None:
+    from worldkit.run.record import RECORD_FILENAME, read_record
+    from worldkit.run.logcheck import run_anchor
+    from worldkit.store import ANCHOR_FILENAME, read_anchor
+    from worldkit.store.anchor import parse_anchor
+
+    given = [name for name, value in (("--record", record), ("--run-dir", run_dir), ("--anchor", anchor)) if value]
+    if len(given) > 1:
+        raise UsageError(f"give one of {', '.join(given)}: each names the run's anchor")
+    found: LogAnchor | None = None
+    if anchor is not None:
+        found = read_anchor(anchor)
+    elif run_dir is not None:
+        if not run_dir.is_dir():
+            raise UsageError(f"--run-dir {run_dir} is not a directory; pass the run's folder")
+        record_file = run_dir / RECORD_FILENAME
+        if record_file.is_file():
+            found = run_anchor(run_dir, read_record(record_file))
+        else:
+            found = read_anchor(run_dir / ANCHOR_FILENAME)
+    elif record is not None:
+        loaded = read_record(record)
+        if (record.parent / ANCHOR_FILENAME).exists():
+            found = run_anchor(record.parent, loaded)
+        elif loaded.log_anchor is None:
+            raise LogTampered(f"execution record {record} has no log_anchor; it was edited or predates anchors")
+        else:
+            found = parse_anchor(loaded.log_anchor, source=str(record))
+    if found is not None and found.run_id != run_id:
+        raise UsageError(f"the anchor given is for run {found.run_id}, not {run_id}; pass the anchor of run {run_id}")
+    return found
 
 
 @log_app.command("list")

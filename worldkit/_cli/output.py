@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import typer
@@ -11,3 +14,28 @@ import typer
 def echo_json(value: Any) -> None:
     """Print one JSON object on stdout (sorted keys, so output is stable)."""
     typer.echo(json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False))
+
+
+@contextmanager
+def progress_bar(title: str, *, enabled: bool = True) -> Iterator[Callable[[str, int, int], None] | None]:
+    """A `progress(label, done, total)` callback drawing a rich bar on stderr, or None.
+
+    None (nothing drawn) when `enabled` is false (e.g. `--json`) or stderr is not a terminal, so
+    piped and captured output stays exactly the report.
+    """
+    if not enabled or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn(f"{title}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.description}"),
+        console=Console(stderr=True), transient=True,
+    ) as bar:
+        task = bar.add_task("", total=None)
+
+        def tick(label: str, done: int, total: int) -> None:
+            bar.update(task, description=label, completed=done, total=total or None)
+
+        yield tick

@@ -50,13 +50,20 @@ def regrade_command(
     judge_retries: int = typer.Option(None, "--judge-retries", help="Retries of a failing judge request (default 3)."),
     judge_backoff: float = typer.Option(None, "--judge-backoff", help="Seconds before the first judge retry (default 1)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    store: str = typer.Option(
+        None, "--store", help="Also check the run's log in this store against the anchor and the record."
+    ),
 ) -> None:
-    """Grade a finished run again from disk (re-judging with --judge) and compare with its record; exit 1 if it differs."""
+    """Grade a finished run again from disk (re-judging with --judge) and compare with its record; exit 1 if it differs.
+
+    The log is checked first against the run folder's anchor (log-anchor.json) and, with --store, the stored log
+    too; a log cut short, rewritten or recomputed is refused (exit 1).
+    """
     from worldkit.errors import CheckFailed
     from worldkit.run.grade import regrade_run
 
     judging = build_judge(judge, judge_base_url, judge_model, judge_retries, judge_backoff)
-    record, grades = regrade_run(run_dir, judging)
+    record, grades = regrade_run(run_dir, judging, store_url=store)
     recorded = {c.id: c.result for c in record.criteria}
     again = {c.id: c.result for c in grades.outcomes}
     differs = sorted(cid for cid in set(recorded) | set(again) if recorded.get(cid) != again.get(cid))

@@ -43,6 +43,10 @@ def serve_command(
     port: int = typer.Option(8000, "--port", help="HTTP: port to listen on."),
     store: str | None = typer.Option(None, "--store", help=STORE_HELP),
     run_id: str | None = typer.Option(None, "--run-id", help="Run id for the event log (default: a new one)."),
+    anchor: Path | None = typer.Option(
+        None, "--anchor",
+        help="File that receives the log's head (default: OUT/log-anchor.json, else .worldkit/anchors/RUN.json).",
+    ),
 ) -> None:
     """Serve one seat's company systems as MCP tools, logging every call to the run's event log.
 
@@ -50,9 +54,8 @@ def serve_command(
     """
     import anyio
 
-    from worldkit.mcp.calllog import WriteBehindLog
     from worldkit.mcp.server import build_seat_server
-    from worldkit.mcp.session import new_run_id, open_run, stage_seat
+    from worldkit.mcp.session import default_anchor, new_run_id, open_run, stage_seat
     from worldkit.mcp.stdio import run_stdio
     from worldkit.store import Store
 
@@ -73,16 +76,19 @@ def serve_command(
     try:
         with Store.open(store) as opened:
             run = run_id or new_run_id(staged.config.seat)
-            with open_run(opened, run, staged.config.seat) as log, WriteBehindLog(log) as sink:
-                server = build_seat_server(staged.projection, staged.config, workspace=staged.workspace, event_log=sink)
+            anchor_file = anchor or default_anchor(run, out)
+            # Write-ahead: each call's event is committed before its result is sent back.
+            with open_run(opened, run, staged.config.seat, anchor=anchor_file) as log:
+                server = build_seat_server(staged.projection, staged.config, workspace=staged.workspace, event_log=log)
                 config = staged.config
                 tools = [tool.name for tool in anyio.run(server.list_tools)]
                 typer.echo(
                     f"serving seat {config.seat} ({config.world} {config.rev} {config.date}) over {transport}: "
-                    f"{len(tools)} tools ({', '.join(tools)}); run {run} in store {opened.url}",
+                    f"{len(tools)} tools ({', '.join(tools)}); run {run} in store {opened.url}; "
+                    f"log anchor {anchor_file}",
                     err=True,
                 )
-                # A terminated server still stores the events it has queued (the `with` blocks close).
+                # A terminated server seals its log and writes the final anchor (the `with` closes).
                 signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
                 if transport == "stdio":
                     run_stdio(server)

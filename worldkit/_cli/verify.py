@@ -12,7 +12,7 @@ from typing import TypeVar
 
 import typer
 
-from worldkit._cli.output import echo_json
+from worldkit._cli.output import echo_json, progress_bar
 from worldkit.canon import pretty_json
 from worldkit.errors import UsageError, WorldkitError
 
@@ -25,7 +25,7 @@ def verify_command(
     workspace: Path = typer.Option(
         None, "--workspace", help="Check a staged folder (holding a manifest.json) against its manifest."
     ),
-    seeded: bool = typer.Option(False, "--seeded", help="Also inject the ten known faults into a scratch copy."),
+    seeded: bool = typer.Option(False, "--seeded", help="Also inject the known faults (seeded violations) into a scratch copy."),
     mutations: int = typer.Option(0, "--mutations", min=0, help="Also run N random single mutations."),
     seed: int = typer.Option(1, "--seed", help="Seed of the mutation campaign."),
     manifests: Path = typer.Option(None, "--manifests", help="Frozen manifests folder (default manifests/<world>/)."),
@@ -33,6 +33,7 @@ def verify_command(
     summary: Path = typer.Option(None, "--summary", help="Write the validation record (JSON) to this file."),
     only: str = typer.Option(None, "--only", help="Comma-separated check ids to run (default: all)."),
     store: str = typer.Option(None, "--store", help="Store URL whose run event logs to check (default: not checked)."),
+    runs: Path = typer.Option(None, "--runs", help="Run folders whose log anchors the event-log check compares."),
 ) -> int:
     """Prove the world, its frozen projections and staged tasks are what was frozen.
 
@@ -54,8 +55,9 @@ def verify_command(
             raise UsageError(f"unknown check {', '.join(unknown)}; valid checks: {', '.join(check_ids())}")
     report = VerifyReport(world=None)
     if world is not None:
-        report = _guarded(lambda: verify_world(world, manifests=manifests, overlays=overlays, only=selected,
-                                                  store=store))
+        with progress_bar("verify", enabled=not as_json) as tick:
+            report = _guarded(lambda: verify_world(world, manifests=manifests, overlays=overlays, only=selected,
+                                                      store=store, runs=runs, progress=tick))
         if seeded:
             from worldkit.verify.seeded import run_seeded
 
@@ -63,9 +65,10 @@ def verify_command(
         if mutations:
             from worldkit.verify.mutations import run_mutations
 
-            report.mutations = _guarded(
-                lambda: run_mutations(world, mutations, seed, manifests=manifests, overlays=overlays)
-            ).as_json()
+            with progress_bar("mutations", enabled=not as_json) as tick:
+                report.mutations = _guarded(
+                    lambda: run_mutations(world, mutations, seed, manifests=manifests, overlays=overlays, progress=tick)
+                ).as_json()
     if workspace is not None:
         report.checks.append(verify_workspace(workspace))
     if summary is not None:

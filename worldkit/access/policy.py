@@ -57,6 +57,9 @@ class Policy:
         self._rules: list[PermissionRule] = [state.permissions[k] for k in sorted(state.permissions)]
         self._principals: dict[str, frozenset[str]] = {}
         self._dept_ancestors: dict[str, frozenset[str]] = {}
+        # Memos of person- and resource-independent parts of a decision (same answers, asked once).
+        self._rules_by_system: dict[str, list[PermissionRule]] = {}
+        self._reaches: dict[tuple[str, str], bool] = {}
 
     # -- the graph ------------------------------------------------------------------------------
 
@@ -96,6 +99,10 @@ class Policy:
     def subject_matches(self, subject: Subject, person: str, owner: str | None) -> bool:
         if subject.everyone or (subject.owner and owner == person):
             return True
+        return self._held_match(subject, person)
+
+    def _held_match(self, subject: Subject, person: str) -> bool:
+        """The subject names the person, or a role, department or group the person holds."""
         held = self.principals(person)
         return (
             any(_node("person", p) in held for p in subject.persons)
@@ -131,15 +138,30 @@ class Policy:
         path: str | None,
         shares: list[Subject],
     ) -> Grant | None:
-        for rule in self._rules:
-            if self._resource_matches(rule.resource, kind, system, classification, dept, path) and self.subject_matches(
-                rule.subject, person, owner
+        rules = self._rules_by_system.get(system)
+        if rules is None:  # the rules, in order, that can match this system at all
+            rules = [r for r in self._rules if not r.resource.systems or system in r.resource.systems]
+            self._rules_by_system[system] = rules
+        for rule in rules:
+            if self._resource_matches(rule.resource, kind, system, classification, dept, path) and self._rule_reaches(
+                rule, person, owner
             ):
                 return Grant(f"rule:{rule.id}")
         for share in shares:
             if self.subject_matches(share, person, owner):
                 return Grant("share")
         return None
+
+    def _rule_reaches(self, rule: PermissionRule, person: str, owner: str | None) -> bool:
+        """`subject_matches(rule.subject, person, owner)`, with the principal part memoized per person."""
+        subject = rule.subject
+        if subject.everyone or (subject.owner and owner == person):
+            return True
+        key = (rule.id, person)
+        found = self._reaches.get(key)
+        if found is None:
+            found = self._reaches[key] = self._held_match(subject, person)
+        return found
 
     # -- decisions ------------------------------------------------------------------------------
 

@@ -11,6 +11,11 @@ its plan to `.organizer/journal.json` (fsynced), then renames one file at a time
 atomic, so at any instant every record exists exactly once — and deletes the journal when done.
 If the process dies mid-way, the next operation (or the next start) finds the journal and rolls
 the move forward, so a `move_files` call ends all-or-nothing.
+
+With a `MoveLog` (the MCP server's event log), a move is logged before its journal is dropped:
+`committed` stores the move's event (durably) after the renames and before the journal goes, and
+recovery of a journal hands the move it completes to `recovered`, which logs it unless the event
+was already stored. So after a kill at any instant, replaying the log gives the tree on disk.
 """
 
 from __future__ import annotations
@@ -19,9 +24,11 @@ import fcntl
 import json
 import os
 import re
+import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -236,6 +243,34 @@ def destination_problem(destination: Sequence[str]) -> str | None:
     return None
 
 
+class MoveLog(Protocol):
+    """Where the organizer logs the moves it completes (see the module docstring)."""
+
+    def tag(self) -> dict[str, str]:
+        """Written into each journal: names the log the move is to be logged in."""
+        ...
+
+    def committed(self, result: MoveResult, plan: Mapping[str, Any]) -> None:
+        """Store the event of a move just made (durable on return), before its journal goes."""
+        ...
+
+    def recovered(self, result: MoveResult, plan: Mapping[str, Any]) -> None:
+        """Log a move that journal recovery completed, unless its event is already stored."""
+        ...
+
+
+def _plan_result(plan: Mapping[str, Any]) -> MoveResult:
+    destination = list(plan["destination"])
+    return MoveResult(
+        destination=destination,
+        moved=[
+            MovedRecord(id=m["id"], from_path=m["from"].split("/")[:-1], to_path=destination)
+            for m in plan["moves"]
+        ],
+        already_there=list(plan.get("already_there", [])),
+    )
+
+
 class Organizer:
     """The record operations over one workspace (see the module docstring for the guarantees).
 
@@ -244,7 +279,14 @@ class Organizer:
     present (each must appear once) and saved, so later checks compare against the original.
     """
 
-    def __init__(self, workspace: Path, *, inventory: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        workspace: Path,
+        *,
+        inventory: Mapping[str, str] | None = None,
+        move_log: MoveLog | None = None,
+    ) -> None:
+        self.move_log = move_log
         self.workspace = Path(workspace).resolve()
         if not self.workspace.is_dir():
             raise OrganizerRefused(
@@ -276,6 +318,8 @@ class Organizer:
         """Roll an interrupted move forward: finish every rename its journal lists."""
         plan = json.loads(self._journal.read_text(encoding="utf-8"))
         self._apply(plan["moves"], plan["destination"])
+        if self.move_log is not None:
+            self.move_log.recovered(_plan_result(plan), plan)
         self._journal.unlink()
         _fsync_dir(self.state)
 
@@ -487,22 +531,22 @@ class Organizer:
                     already.append(record)
                 else:
                     moves.append({"id": record, "from": sources[record], "to": target})
+            plan: dict[str, Any] = {
+                "schema_version": 1, "destination": destination, "moves": moves,
+                "already_there": already,
+            }  # fmt: skip
+            result = _plan_result(plan)
             if moves:
-                plan = {"schema_version": 1, "destination": destination, "moves": moves}
+                if self.move_log is not None:
+                    plan.update(plan_id=uuid.uuid4().hex, log=self.move_log.tag())
                 _write_durably(self._journal, canonical_json(plan).encode("utf-8"))
                 self._apply(moves, destination)
+                if self.move_log is not None:
+                    # Logged before the journal goes: a kill in between is recovered, not lost.
+                    self.move_log.committed(result, plan)
                 self._journal.unlink()
                 _fsync_dir(self.state)
-        return MoveResult(
-            destination=destination,
-            moved=[
-                MovedRecord(
-                    id=m["id"], from_path=m["from"].split("/")[:-1], to_path=destination
-                )
-                for m in moves
-            ],
-            already_there=already,
-        )
+        return result
 
     def _check_destination(self, destination: Sequence[str]) -> None:
         folder = self.workspace

@@ -3,23 +3,26 @@
 A tool body records what it learned about the call (outcome `denied` and why, or the state
 change it made) in `CALL_NOTE`; the middleware appends one event per `tools/call` — reads,
 searches, refusals and errors alike — with the digest of what the agent was shown.
+
+Write-ahead: the event is stored (committed) before the result goes back to the client, so
+every answer an agent received is in the log, even if the server is killed the next instant.
+If storing fails, the call fails with the store's error rather than answering unlogged. A tool
+body that must log inside its own critical section (the organizer logs a move before it drops
+the move's journal) appends itself and sets `CALL_NOTE["logged"]`; the middleware then adds
+nothing for that call.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import threading
 from contextvars import ContextVar
 from typing import Any
 
 from pydantic import BaseModel
 
 from worldkit.canon import sha256_json
-from worldkit.errors import StoreError
 from worldkit.store.eventlog import EventSink
 
-__all__ = ["CALL_NOTE", "CallLogMiddleware", "WriteBehindLog", "loggable"]
+__all__ = ["CALL_NOTE", "CallLogMiddleware", "loggable", "result_digest"]
 
 # What the tool body learned about the call, read back by the middleware after the call.
 CALL_NOTE: ContextVar[dict[str, Any] | None] = ContextVar("worldkit_call_note", default=None)
@@ -30,6 +33,8 @@ class CallLogMiddleware:
 
     def __init__(self, sink: EventSink) -> None:
         self.sink = sink
+        # `record` (EventLog) stores the same event without building an Event to return.
+        self._append = getattr(sink, "record", None) or sink.append
 
     async def __call__(self, ctx: Any, call_next: Any) -> Any:
         if ctx.method != "tools/call":
@@ -39,17 +44,19 @@ class CallLogMiddleware:
         arguments = loggable(params.get("arguments") or {})
         if not isinstance(arguments, dict):
             arguments = {"_not_an_object": arguments}
-        if isinstance(self.sink, WriteBehindLog):
-            self.sink.check()  # fail closed before the tool runs, not after it changed something
-        note: dict[str, Any] = {}
+        # The tool body may log the call itself with exactly these arguments (see the docstring).
+        note: dict[str, Any] = {"tool": tool, "arguments": arguments}
         token = CALL_NOTE.set(note)
         try:
             result = await call_next(ctx)
         except Exception as error:
-            self.sink.append(tool, arguments, "error", None, {"reason": type(error).__name__})
+            if not note.get("logged"):
+                self._append(tool, arguments, "error", None, {"reason": type(error).__name__})
             raise
         finally:
             CALL_NOTE.reset(token)
+        if note.get("logged"):
+            return result
         if isinstance(result, BaseModel):
             dumped: Any = result.model_dump(mode="json", by_alias=True, exclude_none=True)
         else:
@@ -62,7 +69,8 @@ class CallLogMiddleware:
             detail = {"reason": " ".join(texts)[:500]}
         body = dumped.get("structuredContent", dumped.get("content")) if isinstance(dumped, dict) else dumped
         state_change = note.get("state_change") if outcome == "ok" else None
-        self.sink.append(
+        # Durable before the result is returned: the client never sees an unlogged answer.
+        self._append(
             tool,
             arguments,
             outcome,
@@ -70,89 +78,12 @@ class CallLogMiddleware:
             loggable(detail) if detail is not None else None,
             state_change=state_change,
         )
-        if state_change is not None and isinstance(self.sink, WriteBehindLog):
-            self.sink.flush()  # a change is never reported to the agent before it is logged
         return result
 
 
-class WriteBehindLog:
-    """An `EventSink` that stores events in batches (group commit), in call order.
-
-    Inside an event loop, an appended event waits up to `linger` seconds for others and they are
-    stored in one transaction, on the loop, so a read's response does not wait for the database.
-    `flush()` stores everything pending now; the server flushes before answering any call that
-    changed state, so no change reaches the agent unlogged; `close()` flushes. Outside an event
-    loop every event is stored at once. If storing fails, every later `append` and `flush`
-    raises the failure (the server fails closed). A hard kill can lose the last `linger`
-    seconds of read-only calls.
-    """
-
-    def __init__(self, log: Any, *, linger: float = 0.005, batch: int = 500) -> None:
-        self.log = log
-        self._linger = linger
-        self._batch = batch
-        self._pending: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
-        self._timer: asyncio.TimerHandle | None = None
-        self._failure: BaseException | None = None
-
-    def append(
-        self,
-        tool: str,
-        arguments: Mapping[str, Any],
-        outcome: str,
-        result_digest: str | None,
-        detail: Mapping[str, Any] | None = None,
-        state_change: Mapping[str, Any] | None = None,
-    ) -> None:
-        self.check()
-        with self._lock:
-            self._pending.append(
-                {"tool": tool, "arguments": arguments, "outcome": outcome, "result_digest": result_digest,
-                 "detail": detail, "state_change": state_change}
-            )
-            full = len(self._pending) >= self._batch
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = None
-        if full or loop is None:
-            self.flush()
-        elif self._timer is None:
-            self._timer = loop.call_later(self._linger, self._on_timer)
-
-    def flush(self) -> None:
-        """Store every pending event now."""
-        with self._lock:
-            events, self._pending = self._pending, []
-            if events and self._failure is None:
-                try:
-                    self.log.append_many(events)
-                except BaseException as error:  # noqa: BLE001 - kept, and raised on every later call
-                    self._failure = error
-        self.check()
-
-    def close(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        self.flush()
-
-    def __enter__(self) -> WriteBehindLog:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def _on_timer(self) -> None:
-        self._timer = None
-        with contextlib.suppress(StoreError):  # recorded; the next call fails closed
-            self.flush()
-
-    def check(self) -> None:
-        """Raise `StoreError` if storing has failed (then no further call may run)."""
-        if self._failure is not None:
-            raise StoreError(f"the event log stopped storing events ({self._failure}); the server refuses further calls")
+def result_digest(body: Any) -> str:
+    """The digest the middleware logs for a result body (structured content or content)."""
+    return _digest(body)
 
 
 def _digest(body: Any) -> str:

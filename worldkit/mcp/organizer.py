@@ -20,7 +20,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
-from worldkit.mcp.calllog import CALL_NOTE, CallLogMiddleware
+from worldkit.mcp.calllog import CALL_NOTE, CallLogMiddleware, result_digest
 from worldkit.store.eventlog import EventSink
 from worldkit.infoorg.instructions import server_instructions
 from worldkit.infoorg.organizer import (
@@ -36,7 +36,7 @@ from worldkit.infoorg.organizer import (
     SearchResult,
 )
 
-__all__ = ["EventSink", "build_organizer_server", "main"]
+__all__ = ["EventMoveLog", "EventSink", "build_organizer_server", "main"]
 
 INSTRUCTIONS = server_instructions()
 """Figure 11 (the ReAct-FC bounded tool instruction) verbatim; a served packet appends its request."""
@@ -72,6 +72,68 @@ def _move_change(result: MoveResult) -> dict[str, Any] | None:
     }
 
 
+class EventMoveLog:
+    """The organizer's `MoveLog` over the server's event log.
+
+    A move made by a call is logged as that call's event (the middleware then adds nothing);
+    a move completed by journal recovery is logged as a `move_files` event with
+    `detail.recovered`, unless the journal's run already holds the move's event (the kill came
+    after the event was stored, before the journal was dropped).
+    """
+
+    def __init__(self, sink: EventSink) -> None:
+        self.sink = sink
+
+    def tag(self) -> dict[str, str]:
+        run_id = getattr(self.sink, "run_id", None)
+        return {"run_id": run_id} if isinstance(run_id, str) else {}
+
+    def committed(self, result: MoveResult, plan: Mapping[str, Any]) -> None:
+        note = CALL_NOTE.get()
+        arguments = (note or {}).get("arguments") or {
+            "ids": [m.id for m in result.moved] + list(result.already_there),
+            "destination": list(result.destination),
+        }
+        change = {**(_move_change(result) or {}), "plan": plan["plan_id"]}
+        body = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+        self.sink.append(
+            "move_files", arguments, "ok", result_digest(body), None, state_change=change
+        )
+        if note is not None:
+            note["logged"] = True
+
+    def recovered(self, result: MoveResult, plan: Mapping[str, Any]) -> None:
+        plan_id = plan.get("plan_id")
+        journal_run = (plan.get("log") or {}).get("run_id")
+        if plan_id and journal_run and self._logged(journal_run, plan_id):
+            return
+        change = _move_change(result)
+        if change is None:
+            return
+        self.sink.append(
+            "move_files",
+            {"ids": [m.id for m in result.moved], "destination": list(result.destination)},
+            "ok",
+            None,
+            {"recovered": "completed from the journal of an interrupted move",
+             "journal_run": journal_run or ""},
+            state_change={**change, "plan": plan_id or ""},
+        )  # fmt: skip
+
+    def _logged(self, run_id: str, plan_id: str) -> bool:
+        store = getattr(self.sink, "store", None)
+        if store is None:
+            return False
+        from worldkit.errors import UsageError
+        from worldkit.store import read_events
+
+        try:
+            events = list(read_events(store, run_id))
+        except UsageError:  # the journal's run is not in this store
+            return False
+        return any((e.state_change or {}).get("plan") == plan_id for e in reversed(events))
+
+
 _READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 
 
@@ -84,11 +146,16 @@ def build_organizer_server(
 ) -> MCPServer:
     """An MCP server over the records in `workspace` (see `Organizer` for `inventory`).
 
-    Recovers an interrupted move on start. `event_log`, when given, receives every tool call.
+    Recovers an interrupted move on start. `event_log`, when given, receives every tool call,
+    and every move journal recovery completes (see `EventMoveLog`).
     The `initialize` instructions are Figure 11 verbatim followed by `request` (the packet's
     `candidate/request.md`) when given.
     """
-    organizer = Organizer(workspace, inventory=inventory)
+    organizer = Organizer(
+        workspace,
+        inventory=inventory,
+        move_log=EventMoveLog(event_log) if event_log is not None else None,
+    )
     server = MCPServer(
         "worldkit-organizer",
         instructions=server_instructions(request),

@@ -37,14 +37,14 @@ from worldkit.mcp.results import (
     UpdateResult,
     WriteResult,
 )
-from worldkit.mcp.calllog import CALL_NOTE, CallLogMiddleware, WriteBehindLog
+from worldkit.mcp.calllog import CALL_NOTE, CallLogMiddleware
 from worldkit.mcp.seat import REFUSALS, SeatView
 from worldkit.mcp.state import SeatState
 from worldkit.overlay.toolconfig import ToolConfig
 from worldkit.store.eventlog import EventSink
 from worldkit.tools.specs import TOOLS, ToolSpec
 
-__all__ = ["EventSink", "WriteBehindLog", "build_seat_server", "served_tools"]
+__all__ = ["EventSink", "build_seat_server", "served_tools"]
 
 INSTRUCTIONS = (
     "You are working as employee seat {seat} ({person}) on {date}. These tools reach the company "

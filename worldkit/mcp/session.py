@@ -5,7 +5,7 @@ existing projection, or a candidate package from a task overlay — with its too
 and workspace. `open_run` opens the store and a new run's event log. The CLI only parses and calls
 these two, then `build_seat_server`.
 
-This module must never serve anything itself and never reuse a run that already has events.
+This module must never serve anything itself and never reuse a run id.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from worldkit.errors import InvalidOverlay, UsageError
 from worldkit.materialize import materialize
 from worldkit.mcp.seat import default_tool_config
 from worldkit.overlay.toolconfig import ToolConfig
-from worldkit.store import EventLog, Store, get_run
+from worldkit.store import ANCHOR_FILENAME, EventLog, Store
 
-__all__ = ["StagedSeat", "new_run_id", "open_run", "stage_seat"]
+__all__ = ["StagedSeat", "default_anchor", "new_run_id", "open_run", "stage_seat"]
 
 
 @dataclass
@@ -131,15 +131,17 @@ def new_run_id(seat: str) -> str:
     return f"{seat}-{stamp}-{uuid.uuid4().hex[:8]}"
 
 
-def open_run(store: Store, run_id: str, seat: str) -> EventLog:
-    """A new run's event log; a run id that already has events is refused (its state would be lost)."""
-    try:
-        head = get_run(store, run_id)
-    except UsageError:
-        head = None
-    if head is not None and head.seq > 0:
-        raise UsageError(
-            f"run {run_id} already has {head.seq} events in store {store.url}; a served run starts from the "
-            "pre-task state, so give a new --run-id (or omit it)"
-        )
-    return EventLog(store, run_id, seat)
+def open_run(store: Store, run_id: str, seat: str, *, anchor: Path | None = None) -> EventLog:
+    """A new run's event log, claimed for this server alone; `anchor` receives the log's head.
+
+    The run id is claimed atomically (the store's unique key): a run id that exists — another
+    server using it now, or an earlier run — is refused with `RunIdTaken` (exit 2).
+    """
+    return EventLog(store, run_id, seat, claim=True, anchor=anchor)
+
+
+def default_anchor(run_id: str, out: Path | None) -> Path:
+    """Where a served run's log anchor goes: `<out>/log-anchor.json`, else `.worldkit/anchors/`."""
+    if out is not None:
+        return Path(out).absolute() / ANCHOR_FILENAME
+    return Path(".worldkit", "anchors", f"{run_id}.json").absolute()

@@ -30,8 +30,8 @@ from pydantic import BaseModel, ConfigDict
 
 from worldkit.canon import pretty_json, sha256_bytes, sha256_json
 from worldkit._fs import atomic_directory
-from worldkit.errors import InvalidOverlay, UsageError
-from worldkit.materialize import Manifest, materialize
+from worldkit.errors import InvalidOverlay, UsageError, WorldkitError
+from worldkit.materialize import Manifest, ProjectionResult, materialize, read_manifest
 from worldkit.materialize.manifest import MANIFEST_NAME, TreeDiff, manifest_bytes, scan_tree
 from worldkit.overlay._paths import confined
 from worldkit.overlay.errors import StaleFingerprint
@@ -294,11 +294,17 @@ def apply_overlay(
     *,
     force: bool = False,
     allow_stale: bool = False,
+    source: Path | None = None,
 ) -> PackageResult:
     """Write the candidate and verifier packages of `overlay` under `out` (see module docstring).
 
     Refuses a non-empty `out` without `force`, and a projection whose fingerprint differs from
     the overlay's pin unless `allow_stale` (raises `StaleFingerprint`).
+
+    `source` is a projection of the overlay's (rev, date, seat) that this process has just
+    materialized (verify's rebuilds): a curated packet is then copied from it instead of from a
+    fresh full materialization. It is read only, and used only if its manifest names this
+    world's revision digest, date and seat; the bytes are the same either way.
     """
     model = overlay if isinstance(overlay, Overlay) else load_overlay(overlay)
     packet = packet_name(model, condition)
@@ -306,7 +312,7 @@ def apply_overlay(
     references = reference_bytes(model)
     out = Path(out).absolute()
     with atomic_directory(out, force=force) as tmp:
-        summary = _build(model, world, packet, condition, references, tmp, allow_stale)
+        summary = _build(model, world, packet, condition, references, tmp, allow_stale, source)
     return PackageResult(out=out, overlay=model, summary_model=summary)
 
 
@@ -318,11 +324,16 @@ def _build(
     references: dict[str, bytes],
     tmp: Path,
     allow_stale: bool,
+    source: Path | None = None,
 ) -> PackageSummary:
     candidate = tmp / "candidate"
     projection = candidate / "projection"
-    full_dir = tmp / ".full" if packet else projection
-    full = materialize(world, model.rev, model.date, model.seat, full_dir)
+    reused = _reusable(source, world, model) if packet else None
+    if reused is not None:
+        full_dir, full = reused.out, reused
+    else:
+        full_dir = tmp / ".full" if packet else projection
+        full = materialize(world, model.rev, model.date, model.seat, full_dir)
     if full.fingerprint != model.pinned_fingerprint and not allow_stale:
         raise StaleFingerprint(model, full.fingerprint)
     if packet:
@@ -376,7 +387,7 @@ def _build(
     }  # fmt: skip
     ver_manifest = VerifierManifest.model_validate({**vhead, "verifier_sha256": sha256_json(vhead)})
     _write(verifier / MANIFEST_NAME, pretty_json(ver_manifest.model_dump(mode="json")).encode("utf-8"))
-    if packet:
+    if packet and reused is None:
         shutil.rmtree(full_dir)
 
     summary = PackageSummary(
@@ -386,6 +397,22 @@ def _build(
     )
     _write(tmp / "package.json", pretty_json(summary.model_dump(mode="json")).encode("utf-8"))
     return summary
+
+
+def _reusable(source: Path | None, world: Any, model: Overlay) -> ProjectionResult | None:
+    """`source` as the overlay's full projection, if its manifest pins exactly this world and view."""
+    if source is None:
+        return None
+    try:
+        manifest = read_manifest(source)
+    except WorldkitError:
+        return None
+    inputs = manifest.inputs
+    state = world.revision(model.rev)
+    wanted = (world.id, model.rev, state.digest, str(model.date), model.seat)
+    if (inputs.world, inputs.rev, inputs.revision_digest, inputs.date, inputs.seat) != wanted:
+        return None
+    return ProjectionResult(out=Path(source), manifest=manifest)
 
 
 def diff_candidate(candidate: Path) -> TreeDiff:

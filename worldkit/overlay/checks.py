@@ -342,7 +342,8 @@ class CsvFieldEquals(_PathCheck):
             return CheckResult(False, f"workspace/{self.path} has no column {', '.join(absent)}")
         chosen = [
             r for r in rows
-            if all(_fold(r.get(header_key(k), ""), self.case) == _fold(v.strip(), self.case) for k, v in self.where.items())
+            if all(_fold(r.get(header_key(k), ""), self.case) == _fold(v.strip(), self.case)
+                   for k, v in self.where.items())
         ]  # fmt: skip
         if len(chosen) != 1:
             found = f"{len(chosen)} rows of workspace/{self.path} match {self.where}"

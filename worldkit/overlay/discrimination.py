@@ -4,8 +4,8 @@ Each `Counterfactual` becomes a final state: the reference solution's (or nothin
 its files replaced, edited or deleted, written in the declared form (BOM, line ends), some
 reference actions dropped and further actions added — all replayed the way the servers would.
 A wrong variant may attempt what the servers refuse (the attempt is
-logged as denied, as in a run). It is then graded exactly as a run is: every deterministic check (`grading.evaluate_rubric`,
-with its nothing-done rule) and every semantic criterion that has truth facts by the offline
+logged as denied, as in a run). It is then graded exactly as a run is: every deterministic check
+(`grading.evaluate_rubric`, with its nothing-done rule) and every semantic criterion that has truth facts by the offline
 `facts` judge. Two implicit variants are always graded too: the reference itself (correct) and
 nothing done (wrong on every criterion).
 
@@ -67,6 +67,16 @@ class Discrimination:
     misgrades: list[Misgrade]
     invalid: list[tuple[str, str]]
     coverage: list[str]
+
+    def declared_misgrades(self, overlay: Overlay) -> list[Misgrade]:
+        """Misgrades not already reported by the rubric-sanity rules: every one of a declared
+        variant, and those of the reference and of nothing done on semantic criteria (the
+        deterministic ones are `reference-fails` / `trivial-pass`)."""
+        routes = {c.id: c.route for c in overlay.rubric}
+        return [
+            m for m in self.misgrades
+            if m.variant not in (REFERENCE, NOTHING_DONE) or routes.get(m.criterion) == "semantic"
+        ]  # fmt: skip
 
     @property
     def ok(self) -> bool:
@@ -191,6 +201,9 @@ def discriminate(overlay: Overlay, projection: Path, scratch: Path) -> Discrimin
 
 
 def _coverage(overlay: Overlay) -> list[str]:
+    if not overlay.counterfactuals:
+        return ["no counterfactual deliverables: nothing shows that the rubric passes right answers in other formats "
+                "and fails plausible wrong ones"]
     problems = []
     correct = [v for v in overlay.counterfactuals if v.kind == "correct"]
     if len(correct) < 2:

@@ -4,7 +4,8 @@ A **verifier item** is a piece of verifier-only material: each reference file; t
 answer and every string in the structured reference answers; the text arguments of the oracle's
 state-changing actions (`write_file` content, `send_message` subject/body, `update_record`
 text); every truth fact, unsafe claim and adjudication question; every criterion's text and
-judge guidance; the truth facts of semantic criteria and the counterfactual deliverables' texts; and every file of an applied verifier package. Evidence anchors and check
+judge guidance; the truth facts of semantic criteria and the counterfactual deliverables' texts;
+and every file of an applied verifier package. Evidence anchors and check
 operands (e.g. `contains: "99.1"`) are not verifier items: they are facts the candidate must be
 able to find.
 

@@ -47,7 +47,7 @@ from worldkit.errors import InvalidOverlay, PathRefused
 from worldkit.materialize import materialize
 from worldkit.overlay._paths import relative_problem
 from worldkit.overlay.apply import request_bytes, tool_config_bytes
-from worldkit.overlay.discrimination import discriminate
+from worldkit.overlay.discrimination import REFERENCE, discriminate
 from worldkit.overlay.grading import evaluate_check, replay_actions, seed_workspace, tool_config_for
 from worldkit.overlay.leaks import find_leaks, verifier_items
 from worldkit.overlay.load import load_overlay, overlay_world, reference_bytes
@@ -412,12 +412,13 @@ def _counterfactuals(model: Overlay, view: ProjectionView, scratch: Path) -> lis
         Problem("counterfactual-misgraded", "error", f"counterfactuals[{m.variant}]", m.line(),
                 "fix the criterion's check (or the truth facts of a semantic criterion) so that it grades what it "
                 "states, or fix the variant if it is not what its kind says")  # fmt: skip
-        for m in found.misgrades
+        for m in found.declared_misgrades(model)
     ]
     problems += [
         Problem("counterfactual-invalid", "error", f"counterfactuals[{variant}]", why,
                 "make the edit's `old` text occur in the base file, or permit the action")  # fmt: skip
         for variant, why in found.invalid
+        if variant != REFERENCE  # the reference's own refusals are `reference-action-refused`
     ]
     severity: Severity = "error" if model.counterfactuals else "warning"
     problems += [

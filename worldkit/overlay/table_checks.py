@@ -88,12 +88,12 @@ class CsvRows(_PathCheck):
     def _rule(self, column: str) -> ColumnRule:
         return self.columns.get(column) or self.columns.get(header_key(column)) or ColumnRule()
 
-    def _cell_ok(self, column: str, actual: str, expected: Cell, *, key: bool = False) -> bool:
+    def _cell_ok(self, column: str, actual: str, expected: Cell, *, key: bool = False, comma: bool = False) -> bool:
         rule = self._rule(column)
         if isinstance(expected, bool):
             expected = str(expected).lower()
         if isinstance(expected, (int, float)):
-            number = parse_number(actual)
+            number = parse_number(actual, decimal_comma=comma)
             return number is not None and numbers_equal(number, float(expected), rule.tolerance)
         if isinstance(expected, dt.date):
             return parse_date(actual) == expected
@@ -124,12 +124,15 @@ class CsvRows(_PathCheck):
                                       f"(header: {', '.join(table.header)})")  # fmt: skip
         wrong: list[str] = []
 
+        comma = table.delimiter != ","
+
         def cell(row: dict[str, str], column: str) -> str:
             return " | ".join(row.values()) if column == ROW else row.get(header_key(column), "")
 
         def selected(expected: dict[str, Cell]) -> list[dict[str, str]]:
             return [
-                r for r in table.rows if all(self._cell_ok(k, cell(r, k), expected[k], key=True) for k in self.key)
+                r for r in table.rows
+                if all(self._cell_ok(k, cell(r, k), expected[k], key=True, comma=comma) for k in self.key)
             ]  # fmt: skip
 
         for expected in self.rows:
@@ -144,7 +147,7 @@ class CsvRows(_PathCheck):
                 if column in self.key:
                     continue
                 actual = found[0].get(header_key(column), "")
-                if not self._cell_ok(column, actual, value):
+                if not self._cell_ok(column, actual, value, comma=comma):
                     wrong.append(f"{self._label(expected)}: {column} {actual!r}, expected {_describe(value)}")
         for unwanted in self.absent:
             if selected(unwanted):

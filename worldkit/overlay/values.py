@@ -5,7 +5,8 @@ Rules, stated once (the checks and the `facts` judge use only these):
 - **Numbers** (`parse_number`): surrounding spaces, a leading `+`, a Unicode minus, a trailing
   unit or `%` and a leading `~`/`≈`/`about` are ignored; `1,140` and `1 140` are one thousand one
   hundred forty (a comma followed by exactly three digits groups thousands), `2,49` is 2.49 (a
-  decimal comma). A qualified value (`< 0.05`, `≤ 5`) is not a number. Numbers compare within an
+  decimal comma; in a `;`- or tab-separated table a comma is always decimal). A qualified value
+  (`< 0.05`, `≤ 5`) is not a number. Numbers compare within an
   absolute tolerance stated by the check.
 - **Enumerations** (`fold_enum`): compared after case folding and collapsing separators
   (space, `-`, `_`, `/`, `.`) into one; accepted synonyms are declared by the check, never guessed.
@@ -39,9 +40,13 @@ _UNIT_TAIL = re.compile(r"\s*(%|‰|[a-zA-Zµμ°/·]+[\w/·%°]*)\s*$")
 _APPROX_HEAD = re.compile(r"^\s*(~|≈|about|approx\.?|approximately|ca\.?)\s*", re.IGNORECASE)
 
 
-def parse_number(text: str) -> float | None:
-    """The number a person meant by `text`, or None (see the module rules)."""
+def parse_number(text: str, *, decimal_comma: bool = False) -> float | None:
+    """The number a person meant by `text`, or None (see the module rules). With
+    `decimal_comma` (a table written with `;` or tabs, as a European spreadsheet does) a comma is
+    always the decimal mark: `2,490` is 2.49."""
     value = text.strip().translate(_DASHES)
+    if decimal_comma and re.fullmatch(r"[^,]*\d,\d+[^,]*", value):
+        value = value.replace(",", ".")
     value = _APPROX_HEAD.sub("", value)
     if re.match(r"^[<>≤≥]", value):
         return None

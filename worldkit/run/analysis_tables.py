@@ -47,6 +47,8 @@ def _line(name: str, contrast: Contrast | None, reasons: list[str] | None = None
     interval = contrast.interval
     bounds = span((interval.lower, interval.upper)) if interval else _DASH
     how = f"{interval.method}, {interval.valid}/{interval.replicates} valid" if interval else ""
+    if interval and interval.saturated:
+        how += f", {interval.saturated} diverged"
     if contrast.interval_reason and reasons is not None:
         reasons.append(f"{name}: no interval — {contrast.interval_reason}")
     return [name, pct(contrast.full), pct(contrast.curated), pp(contrast.difference), bounds, how]
@@ -85,6 +87,16 @@ def analysis_tables(analysis: Analysis, labels: dict[str, str]) -> tuple[list[Ta
             _line("Access, adversarial high (unknown: full no, curated yes)",
                   recoding.adversarial_upper),
         ]
+    diverged = [(name, e.contrast.interval.saturated) for name, e in (
+        ("pass", analysis.passed), ("access", analysis.access))
+        if e and e.contrast and e.contrast.interval and e.contrast.interval.saturated]
+    if diverged:
+        counts = " and ".join(f"{n} of the {name} refits" for name, n in diverged)
+        reasons.append(
+            f"GEE bootstrap ({analysis.source}): {counts} diverged until a standardized "
+            "probability reached 0 or 1; they are kept, as the study's code keeps them, but "
+            "their values depend on the platform's floating point, so an interval's last "
+            "digit can differ between machines.")
     title = (f"Estimates ({analysis.source}: {len(analysis.tasks)} task clusters, "
              f"{analysis.runs} runs, {analysis.executions} criterion executions; "
              f"{analysis.replicates} bootstrap replicates, seed {analysis.seed})")

@@ -89,10 +89,10 @@ def _outcomes(analysis: Analysis) -> str:
     for x, a, b, note in zip(xs, full, curated, notes, strict=True):
         axes.text(x - width / 2, a + 1, f"{a:.1f}", ha="center", va="bottom", fontsize=8)
         axes.text(x + width / 2, b + 1, f"{b:.1f}", ha="center", va="bottom", fontsize=8)
-        axes.text(x, max(a, b) + 7, note, ha="center", va="bottom", fontsize=8,
+        axes.text(x, max(a, b) + 8, note, ha="center", va="bottom", fontsize=8,
                   fontweight="bold")
     axes.set_xticks(list(xs), groups)
-    axes.set_ylim(0, 125)
+    axes.set_ylim(0, 130)
     axes.set_yticks(range(0, 101, 20))
     axes.set_ylabel("Probability (%)")
     axes.legend(loc="upper center", ncols=2, bbox_to_anchor=(0.5, -0.18))
@@ -155,7 +155,7 @@ def _by_task(analysis: Analysis, labels: dict[str, str]) -> str:
     axes.set_xlabel("Criterion pass (%, raw)")
     low = min([100 * min(t.passed.full, t.passed.curated) for t in tasks if t.passed] or [0])
     axes.set_xlim(max(0, low - 10), 105)
-    axes.legend(loc="lower left", fontsize=8)
+    axes.legend(loc="upper center", ncols=2, bbox_to_anchor=(0.5, -0.12), fontsize=8)
     return _svg(figure, "Criterion pass by task")
 
 

@@ -126,10 +126,17 @@ def grade_folder(
     return record
 
 
-def regrade_run(run_dir: Path, judge: Judge | None = None) -> tuple[ExecutionRecord, Grades]:
+def regrade_run(
+    run_dir: Path, judge: Judge | None = None, *, store_url: str | None = None
+) -> tuple[ExecutionRecord, Grades]:
     """Grade a finished run again from disk: its record's trajectory replayed onto the staged
-    pre-task package, the workspace as captured. Returns the record and the new grades."""
+    pre-task package, the workspace as captured. Returns the record and the new grades.
+
+    The log is checked first (`worldkit.run.logcheck`): the trajectory against the run folder's
+    anchor and, with `store_url`, the stored log too; a log cut short, rewritten or recomputed
+    is refused (`LogTampered`)."""
     from worldkit.mcp.state import scan_workspace
+    from worldkit.run.logcheck import check_run_log
 
     paths = RunPaths(Path(run_dir))
     record = read_record(paths.record)
@@ -139,6 +146,7 @@ def regrade_run(run_dir: Path, judge: Judge | None = None) -> tuple[ExecutionRec
         raise CheckFailed(f"workspace {paths.workspace} no longer matches the execution record; it was modified after the run")
     overlay = load_run_overlay(str(record.inputs.get("overlay_path") or ""), record.task,
                                str(record.inputs.get("overlay_sha256") or ""), paths.root)  # fmt: skip
-    captured = capture(overlay, paths.candidate, paths.workspace, record.trajectory)
+    trajectory = check_run_log(paths.root, record, store_url)
+    captured = capture(overlay, paths.candidate, paths.workspace, trajectory)
     kept = {c.id: c for c in record.criteria if c.route == "semantic"} if judge is None else None
     return record, grade_captured(captured, judge, keep_semantic=kept)

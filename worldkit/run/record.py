@@ -128,6 +128,9 @@ class ExecutionRecord(BaseModel):
     """What the agent reported (steps, tokens, stop reason); never used for grading."""
     trajectory: list[dict[str, Any]] = Field(default_factory=list)
     """The run's event log (every tool call, hash-chained) as stored."""
+    log_anchor: dict[str, Any] | None = None
+    """The log's final anchor (`worldkit.store.anchor`: run, session, head seq and hash, and an
+    HMAC when `WORLDKIT_LOG_KEY` was set), also in the run folder's `log-anchor.json`."""
     status: Literal["completed", "failed"] = "completed"
     """`failed` when the run could not finish (e.g. the agent's endpoint was down); a failed run
     has no verdicts and gives no result rows."""

@@ -37,7 +37,7 @@ from worldkit.run.record import (
     write_record,
 )
 from worldkit.run.session import MCPToolSession
-from worldkit.store import EventLog, Store, read_events
+from worldkit.store import ANCHOR_FILENAME, EventLog, Store, read_anchor, verified_events
 from worldkit.verify.workspace import verify_workspace
 
 __all__ = ["FAILED_TOOL", "RunFailed", "RunResult", "agent_config", "check_staged", "run_task"]
@@ -118,8 +118,9 @@ def run_task(
 
     failure: str | None = None
     outcome: Any = None
+    anchor_file = paths.root / ANCHOR_FILENAME
     with Store.open(store_url) as store:
-        log = EventLog(store, run_id, config.seat)
+        log = EventLog(store, run_id, config.seat, claim=True, anchor=anchor_file)
         try:
             server = build_seat_server(paths.projection, config, workspace=paths.workspace, event_log=log, state=state)
 
@@ -134,11 +135,14 @@ def run_task(
                 failure = leaf.message if isinstance(leaf, WorldkitError) else f"{type(leaf).__name__}: {leaf}"
                 log.append(FAILED_TOOL, {"agent": agent_id}, "error", None, {"error": failure[:1000]})
         finally:
-            log.close()
-        events = [e.model_dump(mode="json") for e in read_events(store, run_id)]
+            log.close()  # seals the head and writes the final anchor
+        anchor = read_anchor(anchor_file)
+        events = [e.model_dump(mode="json") for e in verified_events(store, run_id, anchor=anchor)[1]]
+    log_anchor = anchor.model_dump(mode="json", exclude_none=True)
 
     if failure is not None:
         record = _failed_record(overlay, package, run_id, agent_id, condition, config_of_agent, events, failure, paths)
+        record = record.model_copy(update={"log_anchor": log_anchor})
         write_record(record, paths.record)
         raise RunFailed(f"run {run_id} failed: {failure}. The run is marked failed (record {paths.record})")
 
@@ -155,6 +159,7 @@ def run_task(
                       "notes": outcome.notes, "final_message": outcome.final_message[:2000]},
         package_summary=package.summary(),
     )  # fmt: skip
+    record = record.model_copy(update={"log_anchor": log_anchor})
     write_record(record, paths.record)
     return RunResult(run_dir=run_dir, record=record)
 

@@ -4,12 +4,23 @@ Open one with `Store.open(url)` and pass it to whatever needs it; there is no gl
 Nothing in this package imports the CLI, the MCP servers or anything above the store layer.
 """
 
+from worldkit.store.anchor import (
+    ANCHOR_FILENAME,
+    KEY_ENV_VAR,
+    LogAnchor,
+    log_key,
+    make_anchor,
+    read_anchor,
+    write_anchor,
+)
 from worldkit.store.chain import (
     ChainProblem,
     ChainReport,
     require_intact,
     state_changes,
+    verified_events,
     verify_chain,
+    verify_exported,
 )
 from worldkit.store.db import ENV_VAR, Store, create_engine, describe_url, resolve_url
 from worldkit.store.eventlog import (
@@ -24,11 +35,21 @@ from worldkit.store.eventlog import (
     row_hash,
 )
 from worldkit.store.revisions import RevisionInfo, StoredRevision
-from worldkit.store.runs import Head, RunSummary, get_run, list_runs
+from worldkit.store.runs import Head, RunIdTaken, RunSummary, get_run, list_runs
 from worldkit.store.schema import SCHEMA_VERSION
 
 __all__ = [
+    "ANCHOR_FILENAME",
     "ENV_VAR",
+    "KEY_ENV_VAR",
+    "LogAnchor",
+    "RunIdTaken",
+    "log_key",
+    "make_anchor",
+    "read_anchor",
+    "verified_events",
+    "verify_exported",
+    "write_anchor",
     "LOG_VERSION",
     "SCHEMA_VERSION",
     "ChainProblem",

@@ -136,9 +136,11 @@ def utc_now() -> datetime:
 
 def format_time(moment: datetime) -> str:
     """The one text form of a stored time: UTC, microseconds, `Z` (2026-03-02T09:00:00.000000Z)."""
+    if moment.tzinfo is timezone.utc:
+        # The append path: isoformat rather than strftime, same text at a fraction of the cost.
+        return moment.isoformat(timespec="microseconds")[:-6] + "Z"
     if moment.tzinfo is None:
         raise ValueError(f"time {moment!r} has no timezone; worldkit stores aware UTC times only")
-    # isoformat rather than strftime: same text, a fraction of the cost on the append path.
     utc = moment.astimezone(timezone.utc).replace(tzinfo=None)
     return utc.isoformat(timespec="microseconds") + "Z"
 

@@ -1,9 +1,12 @@
 """The event log of a run: every tool call, hash-chained, appended and read back.
 
 Each event's hash is the SHA-256 of the canonical JSON of all its other fields, the previous
-event's hash included; the first event links to a genesis hash derived from the run id. Writers
-take turns per run (a locked head row on PostgreSQL, SQLite's write lock), so concurrent servers
-and processes extend one gapless chain; the database itself rejects updates and deletes.
+event's hash included; the first event links to a genesis hash derived from the run id. Every
+append is committed before it returns (write-ahead: a server logs a call before answering it).
+A lone writer appends with one INSERT that the database's guard checks against the chain;
+writers that meet on one run take turns (the run's locked row on PostgreSQL, SQLite's write
+lock), so concurrent servers and processes extend one gapless chain; the database itself rejects
+updates, deletes and overwrites. The head is anchored outside the database (`anchor`).
 Checking a chain and handing its state changes to a replay is `worldkit.store.chain`.
 
 This module must never update or delete an event, and never put an event's time into any digest
@@ -13,32 +16,38 @@ but that event's own hash.
 from __future__ import annotations
 
 import json
+import operator
 import re
 import threading
+import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from datetime import datetime
+from datetime import datetime, timezone
+from hashlib import sha256 as _sha256
+from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, Protocol, TypedDict
 
 import sqlalchemy as sa
 from pydantic import AwareDatetime, BaseModel, ConfigDict, field_serializer
-from sqlalchemy.engine import Connection
 
-from worldkit.canon import canonical_json, sha256_bytes, sha256_json
+from worldkit.canon import canonical_json, sha256_json
 from worldkit.errors import LogTampered, StoreError
+from worldkit.store.anchor import LogAnchor, log_key, make_anchor, write_anchor
 from worldkit.store.db import Store, format_time, parse_time, utc_now
-from worldkit.store.runs import Head, check_run_id, ensure_run, get_run
+from worldkit.store.runs import Head, check_run_id, claim_run, ensure_run, get_run, read_head
 from worldkit.store.schema import log_events, log_runs
 
 #: Version of the event format and of the hash payload; stored with every event.
-LOG_VERSION = 1
+LOG_VERSION = 2
 OUTCOMES: tuple[str, ...] = ("ok", "denied", "error")
 Outcome = Literal["ok", "denied", "error"]
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _PAGE = 5_000
-_WRITE_ATTEMPTS = 8
-_encode = json.JSONEncoder(ensure_ascii=False).encode
+_WRITE_ATTEMPTS = 40
+# The JSON text of a str, as canonical_json writes it (ensure_ascii=False), without the encoder.
+_string = json.encoder.encode_basestring
 
 
 class Event(BaseModel):
@@ -56,6 +65,8 @@ class Event(BaseModel):
     """When the call was logged (UTC). Digested only into this event's own hash."""
     seat: str
     """The seat the call acted as (the run's seat)."""
+    session: str
+    """The writer session (one `EventLog`, e.g. one server process) that logged the call."""
     tool: str
     """Name of the tool that was called."""
     arguments: dict[str, Any]
@@ -89,6 +100,7 @@ class Event(BaseModel):
             "run_id": self.run_id,
             "seat": self.seat,
             "seq": self.seq,
+            "session": self.session,
             "state_change": self.state_change,
             "time": format_time(self.time),
             "tool": self.tool,
@@ -129,8 +141,17 @@ class EventSink(Protocol):
 class EventLog:
     """Appends the events of one run, acting as one seat. Safe to share between threads.
 
-    The log holds one database connection (opened on first use) until `close`; each append is
-    one short write transaction, `append_many` writes a batch in one.
+    Each append is durable when it returns: one committed statement (a batch from `append_many`
+    is one transaction). A single writer knows its head, so an append is one INSERT that the
+    database's chain guard checks; a writer that finds another one has appended to the run
+    (the insert is refused) re-reads the head and from then on takes the run's lock for each
+    append. The log holds one database connection (opened on first use) until `close`.
+
+    `claim=True` creates the run for this log alone (a run id that exists is refused with
+    `RunIdTaken`); otherwise an existing shared run is joined. Every event names the log's
+    `session`. With `anchor`, the head is anchored in that file (see `worldkit.store.anchor`):
+    at open, about every `anchor_every` seconds while appending, and — final — at `close`,
+    signed with `key` (default: `WORLDKIT_LOG_KEY`). `close` also seals the head in the store.
     """
 
     def __init__(
@@ -140,15 +161,37 @@ class EventLog:
         seat: str,
         *,
         clock: Callable[[], datetime] = utc_now,
+        claim: bool = False,
+        anchor: Path | None = None,
+        key: bytes | None | Literal["env"] = "env",
+        anchor_every: float = 1.0,
     ) -> None:
         self.store = store
         self.run_id = check_run_id(run_id)
         self.seat = seat
+        self.session = uuid.uuid4().hex
+        self.anchor_path = None if anchor is None else Path(anchor)
+        self._key = log_key() if key == "env" else key
+        self._anchor_every = anchor_every
+        self._anchored_at = 0.0
+        self._anchored_seq = -1
         self._clock = clock
         self._lock = threading.Lock()
-        self._conn: Connection | None = None
+        self._raw: Any = None
+        self._driver: Any = None
+        self._shared = False  # set once another writer is seen: then every append locks
+        self._closed = False
+        genesis = genesis_hash(self.run_id)
         with store.guard("open the event log in"), store.write() as conn:
-            ensure_run(conn, self.run_id, seat, genesis_hash(self.run_id))
+            if claim:
+                head = claim_run(conn, self.run_id, seat, genesis, self.session)
+            else:
+                head = ensure_run(conn, self.run_id, seat, genesis, self.session)
+        self._head: tuple[int, str] | None = (head.seq, head.hash)
+        self._dialect = store.engine.dialect
+        self._sql = _statements(self._dialect)
+        self._insert_text, self._insert_params = self._sql.insert.text, self._sql.insert.params
+        self._anchor(head.seq, head.hash, final=False)
 
     def append(
         self,
@@ -159,9 +202,48 @@ class EventLog:
         detail: Mapping[str, Any] | None = None,
         state_change: Mapping[str, Any] | None = None,
     ) -> Event:
-        """Log one call as the run's next event and return it."""
+        """Log one call as the run's next event (durable when this returns) and return it."""
         entry = _prepare(tool, arguments, outcome, result_digest, detail, state_change)
-        return self._write([entry])[0]
+        return _own_event(self._write([entry])[0])
+
+    def record(
+        self,
+        tool: str,
+        arguments: Mapping[str, Any],
+        outcome: str,
+        result_digest: str | None,
+        detail: Mapping[str, Any] | None = None,
+        state_change: Mapping[str, Any] | None = None,
+    ) -> tuple[int, str]:
+        """`append` for servers: the same durable event, returning only its (seq, hash)."""
+        row = _prepare(tool, arguments, outcome, result_digest, detail, state_change)
+        with self._lock:
+            head, driver = self._head, self._driver
+            if head is not None and driver is not None and not (self._shared or self._closed):
+                # The lone writer's path: link after the known head, one committed INSERT.
+                seq = head[0] + 1
+                row["version"] = LOG_VERSION
+                row["run_id"] = self.run_id
+                row["seq"] = seq
+                row["time"] = format_time(self._clock())
+                row["seat"] = self.seat
+                row["session"] = self.session
+                row["prev_hash"] = head[1]
+                row["hash"] = digest = row_hash(row)
+                try:
+                    driver.execute(self._insert_text, self._insert_params(row))
+                except self._dialect.dbapi.Error:
+                    self._head = None  # fall through: re-read, retry, or fail below
+                else:
+                    self._head = (seq, digest)
+                    if self.anchor_path is not None:
+                        self._anchor(seq, digest, final=False)
+                    return seq, digest
+                for key in ("version", "run_id", "seq", "time", "seat", "session", "prev_hash",
+                            "hash"):  # fmt: skip
+                    del row[key]
+        written = self._write([row])[0]
+        return written["seq"], written["hash"]
 
     def append_many(self, entries: Iterable[EventInput]) -> list[Event]:
         """Log several calls, in order, as consecutive events in one transaction."""
@@ -176,17 +258,38 @@ class EventLog:
             )
             for entry in entries
         ]
-        return self._write(prepared) if prepared else []
+        return [_own_event(row) for row in self._write(prepared)] if prepared else []
 
     def head(self) -> Head:
         """Where the run's chain ends now."""
         return get_run(self.store, self.run_id)
 
+    def anchor_now(self, *, final: bool = False) -> LogAnchor | None:
+        """Write the anchor of the current head now (None without an anchor file)."""
+        head = self.head()
+        return self._anchor(head.seq, head.hash, final=final, force=True)
+
     def close(self) -> None:
+        """Seal the head in the store, write the final anchor and release the connection."""
         with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+            if self._closed:
+                return
+            self._closed = True
+            try:
+                with self.store.guard("close the event log in"), self.store.write() as conn:
+                    head = read_head(conn, self.run_id, lock=True)
+                    assert head is not None
+                    if head.seq > head.sealed_seq:
+                        conn.execute(
+                            sa.update(log_runs)
+                            .where(log_runs.c.run_id == self.run_id)
+                            .where(log_runs.c.head_seq < head.seq)
+                            .values(head_seq=head.seq, head_hash=head.hash)
+                        )
+                self._anchor(head.seq, head.hash, final=True, force=True)
+            finally:
+                if self._raw is not None:
+                    self._release()
 
     def __enter__(self) -> EventLog:
         return self
@@ -199,67 +302,147 @@ class EventLog:
     ) -> None:
         self.close()
 
-    def _write(self, entries: list[dict[str, Any]]) -> list[Event]:
+    def _anchor(
+        self, seq: int, head_hash: str, *, final: bool, force: bool = False
+    ) -> LogAnchor | None:
+        if self.anchor_path is None:
+            return None
+        now = time.monotonic()
+        if not force and (seq == self._anchored_seq or now - self._anchored_at < self._anchor_every):
+            return None
+        anchor = make_anchor(
+            run_id=self.run_id, seat=self.seat, session=self.session, seq=seq,
+            head_hash=head_hash, final=final, key=self._key,
+        )  # fmt: skip
+        write_anchor(anchor, self.anchor_path, durable=final)
+        self._anchored_at, self._anchored_seq = now, seq
+        return anchor
+
+    def _write(self, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
         with self._lock:
+            if self._closed:
+                raise StoreError(f"the event log of run {self.run_id} is closed; open a new one")
             last_error: BaseException | None = None
-            for _attempt in range(_WRITE_ATTEMPTS):
-                conn = self._connection()
+            for attempt in range(_WRITE_ATTEMPTS):
+                raw = self._connection()
+                dbapi = self._dialect.dbapi
                 try:
-                    with conn.begin():
-                        rows = self._chain(conn, entries)
-                    return [row_event(row) for row in rows]
-                except (sa.exc.DBAPIError, conn.dialect.dbapi.Error) as error:
-                    last_error = getattr(error, "orig", None) or error
-                    if not _retryable(conn, last_error):
-                        break
+                    if self._shared or self._head is None or len(entries) > 1:
+                        rows = self._locked_write(raw, entries)
+                    else:
+                        rows = self._link(entries, *self._head)
+                        # One statement, committed by the database as it completes.
+                        raw.execute(self._sql.insert.text, self._sql.insert.params(rows[0]))
+                    self._head = (rows[-1]["seq"], rows[-1]["hash"])
+                    self._anchor(*self._head, final=False)
+                    return rows
+                except dbapi.Error as error:
+                    last_error = error
+                    self._rollback(raw)
+                    self._head = None
+                    if isinstance(error, dbapi.IntegrityError):
+                        # Another writer extended the run: re-read, and lock from now on.
+                        self._shared = True
+                        continue
+                    if isinstance(error, dbapi.OperationalError):
+                        text = str(error).lower()
+                        if not ("locked" in text or "busy" in text):
+                            self._release(broken=True)
+                        time.sleep(min(0.001 * 2**attempt, 0.25))
+                        continue
+                    break
+                except BaseException:
+                    self._rollback(raw)
+                    raise
             raise StoreError(
-                f"could not append to the event log of run {self.run_id} in store "
+                f"cannot append to the event log of run {self.run_id} in store "
                 f"{self.store.url}: {last_error.__class__.__name__}: {_short(last_error)}; "
                 "check that the store is reachable and writable, then retry"
             )
 
-    def _chain(self, conn: Connection, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Lock the run's head, link `entries` after it, store them and move the head."""
-        sql = _statements(conn.dialect)
-        # The hot path talks to the driver directly: SQLAlchemy's per-statement work would
-        # otherwise cost more than the database does (see bench/eventlog.py).
-        cursor = conn.connection.driver_connection.cursor()
+    def _locked_write(self, raw: Any, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """One transaction: take the run's lock, read its head, link and insert `entries`."""
+        sql = self._sql
+        cursor = raw.cursor()
         try:
-            cursor.execute(sql.head.text, sql.head.params({"run_id": self.run_id}))
-            found = cursor.fetchone()
-            if found is None:  # pragma: no cover - created in __init__ and never deleted
+            cursor.execute(sql.begin)
+            cursor.execute(sql.lock.text, sql.lock.params({"run_id": self.run_id}))
+            if cursor.fetchone() is None:  # pragma: no cover - runs are never deleted
                 raise StoreError(f"run {self.run_id} vanished from store {self.store.url}")
-            _seat, seq, prev = found
-            rows = []
-            for entry in entries:
-                seq += 1
-                row = {
-                    **entry,
-                    "version": LOG_VERSION,
-                    "run_id": self.run_id,
-                    "seq": seq,
-                    "time": format_time(self._clock()),
-                    "seat": self.seat,
-                    "prev_hash": prev,
-                }
-                row["hash"] = prev = row_hash(row)
-                rows.append(row)
+            cursor.execute(sql.last.text, sql.last.params({"run_id": self.run_id}))
+            found = cursor.fetchone()
+            seq, prev = (found[0], found[1]) if found else (0, genesis_hash(self.run_id))
+            rows = self._link(entries, seq, prev)
             if len(rows) == 1:
                 cursor.execute(sql.insert.text, sql.insert.params(rows[0]))
             else:
                 cursor.executemany(sql.insert.text, [sql.insert.params(row) for row in rows])
-            cursor.execute(
-                sql.advance.text,
-                sql.advance.params({"run_id": self.run_id, "head_seq": seq, "head_hash": prev}),
-            )
+            cursor.execute("COMMIT")
         finally:
             cursor.close()
         return rows
 
-    def _connection(self) -> Connection:
-        if self._conn is None:
-            self._conn = self.store.connect_for_writes()
-        return self._conn
+    def _link(self, entries: list[dict[str, Any]], seq: int, prev: str) -> list[dict[str, Any]]:
+        rows = []
+        for entry in entries:
+            seq += 1
+            moment = self._clock()
+            row = {
+                **entry,
+                "version": LOG_VERSION,
+                "run_id": self.run_id,
+                "seq": seq,
+                "time": format_time(moment),
+                "seat": self.seat,
+                "session": self.session,
+                "prev_hash": prev,
+            }
+            row["hash"] = prev = row_hash(row)
+            row["_moment"] = moment
+            rows.append(row)
+        return rows
+
+    def _connection(self) -> Any:
+        """The log's own driver connection, in autocommit mode (each statement commits)."""
+        if self._raw is None:
+            raw = self.store.engine.raw_connection()
+            driver = raw.driver_connection
+            if self._dialect.name == "postgresql":
+                driver.autocommit = True
+            else:
+                driver.isolation_level = None
+                # SQLite checks foreign keys only on connections that ask, so they guard nothing
+                # against an outside writer; the insert trigger is the guard (it also requires a
+                # run's first event to name a stored run). Off here saves a lookup per append.
+                driver.execute("PRAGMA foreign_keys=OFF")
+            self._raw, self._driver = raw, driver
+        return self._driver
+
+    def _rollback(self, driver: Any) -> None:
+        try:
+            if self._dialect.name == "postgresql":
+                if driver.info.transaction_status != 0:  # not idle: inside a failed BEGIN
+                    driver.execute("ROLLBACK")
+            elif driver.in_transaction:
+                driver.execute("ROLLBACK")
+        except self._dialect.dbapi.Error:
+            self._release(broken=True)
+
+    def _release(self, *, broken: bool = False) -> None:
+        raw, self._raw, self._driver = self._raw, None, None
+        if raw is None:
+            return
+        try:
+            if broken:
+                raw.invalidate()
+            else:
+                if self._dialect.name == "postgresql":
+                    raw.driver_connection.autocommit = False
+                else:
+                    raw.driver_connection.execute("PRAGMA foreign_keys=ON")
+                raw.close()
+        except Exception:  # noqa: BLE001 - a connection that cannot be returned is dropped
+            raw.invalidate()
 
 
 class _Compiled:
@@ -268,29 +451,38 @@ class _Compiled:
     def __init__(self, statement: sa.Executable, dialect: sa.Dialect) -> None:
         compiled = statement.compile(dialect=dialect)
         self.text = compiled.string
-        self._order = tuple(compiled.positiontup or ()) if compiled.positional else None
+        order = tuple(compiled.positiontup or ()) if compiled.positional else None
+        self._order = order
+        # itemgetter builds the driver's tuple in C: this runs once per append.
+        self._pick = operator.itemgetter(*order) if order and len(order) > 1 else None
+        # Bound constants (e.g. LIMIT 1) keep the value they were compiled with.
+        self._fixed = {k: v for k, v in compiled.params.items() if v is not None}
 
     def params(self, values: Mapping[str, Any]) -> tuple[Any, ...] | Mapping[str, Any]:
+        if self._fixed:
+            values = {**self._fixed, **values}
         if self._order is None:
             return values
+        if self._pick is not None:
+            return self._pick(values)
         return tuple(values[name] for name in self._order)
 
 
 class _Statements:
     def __init__(self, dialect: sa.Dialect) -> None:
-        head = sa.select(log_runs.c.seat, log_runs.c.head_seq, log_runs.c.head_hash).where(
-            log_runs.c.run_id == sa.bindparam("run_id")
-        )
+        lock = sa.select(log_runs.c.seat).where(log_runs.c.run_id == sa.bindparam("run_id"))
         if dialect.name == "postgresql":
-            head = head.with_for_update()
-        self.head = _Compiled(head, dialect)
-        self.insert = _Compiled(sa.insert(log_events), dialect)
-        self.advance = _Compiled(
-            sa.update(log_runs)
-            .where(log_runs.c.run_id == sa.bindparam("run_id"))
-            .values(head_seq=sa.bindparam("head_seq"), head_hash=sa.bindparam("head_hash")),
+            lock = lock.with_for_update()
+        self.begin = "BEGIN" if dialect.name == "postgresql" else "BEGIN IMMEDIATE"
+        self.lock = _Compiled(lock, dialect)
+        self.last = _Compiled(
+            sa.select(log_events.c.seq, log_events.c.hash)
+            .where(log_events.c.run_id == sa.bindparam("run_id"))
+            .order_by(log_events.c.seq.desc())
+            .limit(1),
             dialect,
         )
+        self.insert = _Compiled(sa.insert(log_events), dialect)
 
 
 _STATEMENTS: dict[str, _Statements] = {}
@@ -303,27 +495,13 @@ def _statements(dialect: sa.Dialect) -> _Statements:
     return found
 
 
-def _retryable(conn: Connection, error: BaseException) -> bool:
-    """A conflict or a busy database is worth another try; a lost connection is reopened."""
-    dbapi = conn.dialect.dbapi
-    if isinstance(error, dbapi.IntegrityError):
-        # Only a writer that bypassed the head lock can cause this; the chain is re-read.
-        return True
-    if isinstance(error, dbapi.OperationalError):
-        text = str(error).lower()
-        if "locked" in text or "busy" in text:
-            return True
-        conn.invalidate()
-        return True
-    return False
-
-
 def row_hash(row: Mapping[str, Any]) -> str:
     """The hash of a stored event row (JSON fields as their stored canonical text).
 
     Equal to `sha256_json(event.hash_payload())`; written out by hand because it runs once per
     append and per verified event, and the JSON fields are already canonical text.
     """
+    digest = row["result_digest"]
     text = "".join(
         (
             '{"arguments":',
@@ -331,29 +509,31 @@ def row_hash(row: Mapping[str, Any]) -> str:
             ',"detail":',
             "null" if row["detail"] is None else row["detail"],
             ',"outcome":',
-            _encode(row["outcome"]),
+            _string(row["outcome"]),
             ',"prev_hash":',
-            _encode(row["prev_hash"]),
+            _string(row["prev_hash"]),
             ',"result_digest":',
-            _encode(row["result_digest"]),
+            "null" if digest is None else _string(digest),
             ',"run_id":',
-            _encode(row["run_id"]),
+            _string(row["run_id"]),
             ',"seat":',
-            _encode(row["seat"]),
+            _string(row["seat"]),
             ',"seq":',
             str(int(row["seq"])),
+            ',"session":',
+            _string(row["session"]),
             ',"state_change":',
             "null" if row["state_change"] is None else row["state_change"],
             ',"time":',
-            _encode(row["time"]),
+            _string(row["time"]),
             ',"tool":',
-            _encode(row["tool"]),
+            _string(row["tool"]),
             ',"v":',
             str(int(row["version"])),
             "}\n",
         )
     )
-    return sha256_bytes(text.encode("utf-8"))
+    return _sha256(text.encode("utf-8")).hexdigest()
 
 
 def read_events(store: Store, run_id: str, *, after: int = 0) -> Iterator[Event]:
@@ -430,6 +610,27 @@ def row_event(row: Mapping[str, Any]) -> Event:
         seq=row["seq"],
         time=parse_time(row["time"]),
         seat=row["seat"],
+        session=row["session"],
+        tool=row["tool"],
+        arguments=json.loads(row["arguments"]),
+        outcome=row["outcome"],
+        result_digest=row["result_digest"],
+        detail=None if row["detail"] is None else json.loads(row["detail"]),
+        state_change=None if row["state_change"] is None else json.loads(row["state_change"]),
+        prev_hash=row["prev_hash"],
+        hash=row["hash"],
+    )
+
+
+def _own_event(row: dict[str, Any]) -> Event:
+    """The `Event` of a row this process just linked and stored (its fields are known good)."""
+    return Event.model_construct(
+        version=row["version"],
+        run_id=row["run_id"],
+        seq=row["seq"],
+        time=row["_moment"].astimezone(timezone.utc),
+        seat=row["seat"],
+        session=row["session"],
         tool=row["tool"],
         arguments=json.loads(row["arguments"]),
         outcome=row["outcome"],

@@ -1,8 +1,9 @@
 """Runs of the event log: which runs exist, whose seat each belongs to, and where each chain ends.
 
-A run's row holds its head (seq and hash of the last event), which the database only lets move
-forward onto a stored event; it is also the row writers lock to take turns on one run.
-This module must never write events or move a head; `eventlog` does both, in one transaction.
+A run's row holds who created it (its session; an exclusive run is claimed by one server) and its
+sealed head (seq and hash of the last event when a writer closed the log), which the database
+only lets move forward onto a stored event. The live head is the run's last stored event.
+This module must never write events or move a head; `eventlog` does both.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ class RunSummary(BaseModel):
     created_at: AwareDatetime
     """When the run's log was opened (UTC)."""
     events: int
-    """Number of events in the run (its head sequence number)."""
+    """Number of events in the run (its last stored sequence number)."""
     head_hash: str
     """Hash of the last event, or the run's genesis hash if it has none."""
     last_time: AwareDatetime | None
@@ -53,9 +54,21 @@ class Head(BaseModel):
     seat: str
     """The seat the run belongs to."""
     seq: int
-    """Sequence number of the last event (0 before the first)."""
+    """Sequence number of the last stored event (0 before the first)."""
     hash: str
-    """Hash of the last event (the genesis hash before the first)."""
+    """Hash of the last stored event (the genesis hash before the first)."""
+    sealed_seq: int = 0
+    """Seq of the head a writer sealed when it closed the log (0 if none was sealed)."""
+    sealed_hash: str = ""
+    """Hash of the sealed head (the genesis hash if none was sealed)."""
+    session: str = ""
+    """The session that created the run."""
+    exclusive: bool = False
+    """True if the run was claimed by one server: only its session may append."""
+
+
+class RunIdTaken(UsageError):
+    """A run id that another server (or an earlier run) already claimed."""
 
 
 def check_run_id(run_id: str) -> str:
@@ -67,26 +80,57 @@ def check_run_id(run_id: str) -> str:
     return run_id
 
 
-def ensure_run(conn: Connection, run_id: str, seat: str, genesis: str) -> Head:
-    """Create the run if it is new; refuse to reuse a run id for another seat."""
+def _check_seat(run_id: str, seat: str) -> None:
     if not isinstance(seat, str) or not seat.strip() or len(seat) > 200:
         raise StoreError(f"seat {seat!r} of run {run_id} must be a non-empty string (≤ 200 chars)")
-    if conn.dialect.name == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-    else:
-        from sqlalchemy.dialects.sqlite import insert
-    conn.execute(
-        insert(log_runs)
-        .values(
-            run_id=run_id,
-            seat=seat,
-            created_at=format_time(utc_now()),
-            head_seq=0,
-            head_hash=genesis,
+
+
+def _insert_run(
+    conn: Connection, run_id: str, seat: str, genesis: str, session: str, exclusive: bool
+) -> bool:
+    """Insert the run's row; False if the run id exists (the unique key or the guard refused)."""
+    values = {
+        "run_id": run_id, "seat": seat, "created_at": format_time(utc_now()),
+        "session": session, "exclusive": int(exclusive), "head_seq": 0, "head_hash": genesis,
+    }  # fmt: skip
+    nested = conn.begin_nested()
+    try:
+        conn.execute(sa.insert(log_runs).values(**values))
+    except sa.exc.IntegrityError:
+        nested.rollback()
+        return False
+    nested.commit()
+    return True
+
+
+def claim_run(conn: Connection, run_id: str, seat: str, genesis: str, session: str) -> Head:
+    """Create the run for `session` alone; a run id that exists in any form is refused.
+
+    The run id is the table's primary key, so of two servers starting with one id at once,
+    exactly one insert succeeds.
+    """
+    _check_seat(run_id, seat)
+    if not _insert_run(conn, run_id, seat, genesis, session, True):
+        head = read_head(conn, run_id)
+        since = f" (seat {head.seat}, {head.seq} events)" if head is not None else ""
+        raise RunIdTaken(
+            f"run id {run_id} is already claimed in the event log{since}; another server may be "
+            "using it, or an earlier run did: give a new --run-id (or omit it for a fresh one)"
         )
-        .on_conflict_do_nothing(index_elements=["run_id"])
-    )
     head = read_head(conn, run_id)
+    assert head is not None
+    return head
+
+
+def ensure_run(
+    conn: Connection, run_id: str, seat: str, genesis: str, session: str = "0" * 32
+) -> Head:
+    """Create the run if it is new, or join it; refuse another seat and a claimed run."""
+    _check_seat(run_id, seat)
+    head = read_head(conn, run_id)
+    if head is None:
+        _insert_run(conn, run_id, seat, genesis, session, False)
+        head = read_head(conn, run_id)
     if head is None:  # pragma: no cover - the insert above guarantees the row
         raise StoreError(f"run {run_id} could not be created in the store")
     if head.seat != seat:
@@ -94,20 +138,39 @@ def ensure_run(conn: Connection, run_id: str, seat: str, genesis: str) -> Head:
             f"run {run_id} already belongs to seat {head.seat}, not {seat}; a run acts as one "
             "seat: start a new run id for this seat"
         )
+    if head.exclusive:
+        raise RunIdTaken(
+            f"run {run_id} is claimed by one server (session {head.session[:8]}…); it cannot be "
+            "joined: use a new run id"
+        )
     return head
 
 
+_LAST = (
+    sa.select(log_events.c.seq, log_events.c.hash)
+    .where(log_events.c.run_id == sa.bindparam("run_id"))
+    .order_by(log_events.c.seq.desc())
+    .limit(1)
+)
+
+
 def read_head(conn: Connection, run_id: str, *, lock: bool = False) -> Head | None:
-    """The run's head; with `lock`, hold the run's row until the transaction ends (PostgreSQL)."""
-    query = sa.select(log_runs.c.seat, log_runs.c.head_seq, log_runs.c.head_hash).where(
-        log_runs.c.run_id == run_id
-    )
+    """The run's head (its last stored event); with `lock`, hold the run's row (PostgreSQL)."""
+    query = sa.select(
+        log_runs.c.seat, log_runs.c.head_seq, log_runs.c.head_hash, log_runs.c.session,
+        log_runs.c.exclusive,
+    ).where(log_runs.c.run_id == run_id)  # fmt: skip
     if lock and conn.dialect.name == "postgresql":
         query = query.with_for_update()
     row = conn.execute(query).one_or_none()
     if row is None:
         return None
-    return Head(run_id=run_id, seat=row.seat, seq=row.head_seq, hash=row.head_hash)
+    last = conn.execute(_LAST, {"run_id": run_id}).one_or_none()
+    seq, last_hash = (last.seq, last.hash) if last is not None else (0, row.head_hash)
+    return Head(
+        run_id=run_id, seat=row.seat, seq=seq, hash=last_hash, sealed_seq=row.head_seq,
+        sealed_hash=row.head_hash, session=row.session, exclusive=bool(row.exclusive),
+    )  # fmt: skip
 
 
 def get_run(store: Store, run_id: str) -> Head:
@@ -124,19 +187,23 @@ def get_run(store: Store, run_id: str) -> Head:
 def list_runs(store: Store) -> list[RunSummary]:
     """Every run in the store, oldest first (ties by run id)."""
     last = log_events.alias("last")
+    newest = (
+        sa.select(sa.func.max(log_events.c.seq))
+        .where(log_events.c.run_id == log_runs.c.run_id)
+        .scalar_subquery()
+    )
     query = (
         sa.select(
             log_runs.c.run_id,
             log_runs.c.seat,
             log_runs.c.created_at,
-            log_runs.c.head_seq,
-            log_runs.c.head_hash,
+            sa.func.coalesce(last.c.seq, 0).label("head_seq"),
+            sa.func.coalesce(last.c.hash, log_runs.c.head_hash).label("head_hash"),
             last.c.time,
         )
         .select_from(
             log_runs.outerjoin(
-                last,
-                sa.and_(last.c.run_id == log_runs.c.run_id, last.c.seq == log_runs.c.head_seq),
+                last, sa.and_(last.c.run_id == log_runs.c.run_id, last.c.seq == newest)
             )
         )
         .order_by(log_runs.c.created_at, log_runs.c.run_id)

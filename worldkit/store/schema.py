@@ -1,7 +1,11 @@
 """The store's tables (SQLAlchemy Core) and the database-side guards that keep the log honest.
 
 The guards are triggers on both backends: events can be inserted only as the next link of their
-run's chain and never updated or deleted; a run's head can only move forward onto a stored event.
+run's chain and never updated or deleted; a run's sealed head can only move forward onto a stored
+event. On SQLite, `REPLACE`/`INSERT OR REPLACE` and upserts would overwrite a row without firing a
+delete trigger, so BEFORE INSERT triggers refuse any insert whose key already exists (an event of
+that run and seq, or a run id already claimed). Guards stop casual edits; someone with DDL rights
+can drop them, which is what the hash chain and the anchor outside the database are for.
 This module must never hold data or open connections of its own: it describes, `install` creates.
 """
 
@@ -11,7 +15,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 #: Bumped whenever a table or trigger changes; a store of another version is refused.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 metadata = sa.MetaData()
 
@@ -40,7 +44,12 @@ log_runs = sa.Table(
     sa.Column("run_id", sa.String(128), primary_key=True),
     sa.Column("seat", sa.String(200), nullable=False),
     sa.Column("created_at", sa.String(32), nullable=False),
-    # The head: seq and hash of the run's last event (0 and the genesis hash before any event).
+    # The session that created (and, if exclusive, owns) the run; every event names its session.
+    sa.Column("session", sa.String(32), nullable=False),
+    # 1: claimed by one server, only its session may append; 0: shared by cooperating writers.
+    sa.Column("exclusive", sa.SmallInteger, nullable=False),
+    # The sealed head: seq and hash of the last event when a writer closed the log (0 and the
+    # genesis hash until then). The live head is the run's last stored event.
     sa.Column("head_seq", sa.BigInteger, nullable=False),
     sa.Column("head_hash", sa.String(64), nullable=False),
 )
@@ -55,6 +64,7 @@ log_events = sa.Table(
     sa.Column("version", sa.SmallInteger, nullable=False),
     sa.Column("time", sa.String(32), nullable=False),
     sa.Column("seat", sa.String(200), nullable=False),
+    sa.Column("session", sa.String(32), nullable=False),
     sa.Column("tool", sa.String(200), nullable=False),
     sa.Column("arguments", sa.Text, nullable=False),
     sa.Column("outcome", sa.String(16), nullable=False),
@@ -71,21 +81,40 @@ log_events = sa.Table(
 
 APPEND_ONLY_MESSAGE = "worldkit: the event log is append-only; events cannot be updated or deleted"
 
+EXISTING_EVENT_MESSAGE = (
+    "worldkit: the event log is append-only; an event with this run id and seq exists "
+    "(REPLACE and UPSERT are refused)"
+)
+CLAIMED_RUN_MESSAGE = (
+    "worldkit: this run id is already claimed in the event log (REPLACE and UPSERT are refused)"
+)
+
 _SQLITE_GUARDS = [
     f"""CREATE TRIGGER IF NOT EXISTS log_events_no_update BEFORE UPDATE ON log_events
     BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY_MESSAGE}'); END""",
     f"""CREATE TRIGGER IF NOT EXISTS log_events_no_delete BEFORE DELETE ON log_events
     BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY_MESSAGE}'); END""",
-    """CREATE TRIGGER IF NOT EXISTS log_events_chain BEFORE INSERT ON log_events
-    WHEN NEW.seq <> 1 AND NOT EXISTS (
-        SELECT 1 FROM log_events
-        WHERE run_id = NEW.run_id AND seq = NEW.seq - 1 AND hash = NEW.prev_hash)
-    BEGIN SELECT RAISE(ABORT,
-        'worldkit: an event must extend its run''s chain (seq - 1 stored, prev_hash its hash)');
+    # One trigger for both insert rules: REPLACE fires BEFORE INSERT (never a delete trigger)
+    # while the old row still exists, so refusing an existing key refuses the overwrite.
+    f"""CREATE TRIGGER IF NOT EXISTS log_events_insert BEFORE INSERT ON log_events
+    BEGIN
+        SELECT RAISE(ABORT, '{EXISTING_EVENT_MESSAGE}') WHERE EXISTS (
+            SELECT 1 FROM log_events WHERE run_id = NEW.run_id AND seq = NEW.seq);
+        SELECT RAISE(ABORT,
+            'worldkit: an event must extend its run''s chain (seq - 1 stored, prev_hash its hash)')
+        WHERE NEW.seq <> 1 AND NOT EXISTS (
+            SELECT 1 FROM log_events
+            WHERE run_id = NEW.run_id AND seq = NEW.seq - 1 AND hash = NEW.prev_hash);
+        SELECT RAISE(ABORT, 'worldkit: an event must belong to a run of the event log')
+        WHERE NEW.seq = 1 AND NOT EXISTS (SELECT 1 FROM log_runs WHERE run_id = NEW.run_id);
     END""",
+    f"""CREATE TRIGGER IF NOT EXISTS log_runs_insert BEFORE INSERT ON log_runs
+    WHEN EXISTS (SELECT 1 FROM log_runs WHERE run_id = NEW.run_id)
+    BEGIN SELECT RAISE(ABORT, '{CLAIMED_RUN_MESSAGE}'); END""",
     """CREATE TRIGGER IF NOT EXISTS log_runs_head BEFORE UPDATE ON log_runs
     WHEN NEW.run_id IS NOT OLD.run_id OR NEW.seat IS NOT OLD.seat
-        OR NEW.created_at IS NOT OLD.created_at OR NEW.head_seq <= OLD.head_seq
+        OR NEW.created_at IS NOT OLD.created_at OR NEW.session IS NOT OLD.session
+        OR NEW.exclusive IS NOT OLD.exclusive OR NEW.head_seq <= OLD.head_seq
         OR NOT EXISTS (SELECT 1 FROM log_events
             WHERE run_id = NEW.run_id AND seq = NEW.head_seq AND hash = NEW.head_hash)
     BEGIN SELECT RAISE(ABORT,
@@ -121,7 +150,9 @@ _POSTGRES_GUARDS = [
                 USING ERRCODE = 'integrity_constraint_violation';
         END IF;
         IF NEW.run_id IS DISTINCT FROM OLD.run_id OR NEW.seat IS DISTINCT FROM OLD.seat
-            OR NEW.created_at IS DISTINCT FROM OLD.created_at OR NEW.head_seq <= OLD.head_seq
+            OR NEW.created_at IS DISTINCT FROM OLD.created_at
+            OR NEW.session IS DISTINCT FROM OLD.session
+            OR NEW.exclusive IS DISTINCT FROM OLD.exclusive OR NEW.head_seq <= OLD.head_seq
             OR NOT EXISTS (SELECT 1 FROM log_events WHERE run_id = NEW.run_id
                 AND seq = NEW.head_seq AND hash = NEW.head_hash) THEN
             RAISE EXCEPTION

@@ -49,6 +49,8 @@ class VerifyContext:
     re-applied (the mutation campaign's shortcut; apply is deterministic)."""
     store: str | None = None
     """Store URL whose run logs the event-log check verifies (None: that check is skipped)."""
+    runs: Path | None = None
+    """Folder of run folders whose log anchors (log-anchor.json) the event-log check compares."""
     builder: Callable[[WorldPackage, str, str, str, Path], Built] = build_projection
     """Materializes (package, rev, date, seat) into a scratch folder; injectable for tests."""
     _builds: dict[Key, Built] = field(default_factory=dict, repr=False)

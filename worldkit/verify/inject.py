@@ -36,7 +36,11 @@ class Injection:
     server_factory: Callable[..., Any] | None = None
     tamper_staged: Callable[[list[Any]], None] | None = None
     touches: set[str] = field(default_factory=set)
-    """Which artifacts are changed: `world`, `manifests`, `staged-candidate`, `staged-verifier`, `server`."""
+    """Which artifacts are changed: `world`, `manifests`, `staged-candidate`, `staged-verifier`, `server`, `log`."""
+    store: str | None = None
+    """A store URL whose run logs the event-log check verifies (log cases build one)."""
+    runs: Path | None = None
+    """Run folders holding those runs' log anchors."""
     notes: list[str] = field(default_factory=list)
     """What the staging hook actually changed (filled while verify stages the tasks)."""
 

@@ -349,8 +349,11 @@ def run_mutations(
     overlays: Path | None = None,
     scratch: Path | None = None,
     kinds: list[str] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> MutationReport:
-    """Apply `count` random single mutations (seeded), each to a fresh scratch copy, and verify each."""
+    """Apply `count` random single mutations (seeded), each to a fresh scratch copy, and verify each.
+
+    `progress(label, done, count)` is told after the baseline and after each mutation."""
     rng = random.Random(seed)
     report = MutationReport(seed=seed)
     with scratch_dir(scratch, prefix="worldkit-mutations-") as root:
@@ -367,10 +370,15 @@ def run_mutations(
         names = sorted(kinds or MUTATORS)
         if base.overlays is None:
             names = [n for n in names if n not in _NEEDS_OVERLAYS]
+        if progress:
+            progress("baseline verified", 0, count)
         for number in range(1, count + 1):
             case_root = fresh_dir(root, f"m{number:04d}-")
             row = _one(number, names, rng, pristine, base, case_root, watched, baseline, before)
             report.rows.append(row)
+            if progress:
+                progress(f"mutation {number}: {row['kind']} ({'detected' if row['detected'] else 'not detected'})",
+                         number, count)
             shutil.rmtree(case_root, ignore_errors=True)
     return report
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from worldkit.errors import ExitCode
 from worldkit.verify.checks import run_checks
+from worldkit.verify.schedule import Progress, run_scheduled
 from worldkit.verify.context import VerifyContext
 from worldkit.verify.frozen import default_manifest_dir
 from worldkit.verify.result import CheckResult
@@ -29,6 +30,7 @@ def open_context(
     tamper_staged: Callable[[list[Any]], None] | None = None,
     builder: Callable[..., Any] | None = None,
     store: str | None = None,
+    runs: Path | None = None,
 ) -> Iterator[VerifyContext]:
     """A verify context over `world` whose scratch folder is removed on exit."""
     package = world if isinstance(world, WorldPackage) else load_world(world)
@@ -42,6 +44,7 @@ def open_context(
             server_factory=server_factory,
             tamper_staged=tamper_staged,
             store=store,
+            runs=runs,
             **({"builder": builder} if builder is not None else {}),
         )
 
@@ -106,11 +109,19 @@ def verify_world(
     scratch: Path | None = None,
     server_factory: Callable[..., Any] | None = None,
     store: str | None = None,
+    runs: Path | None = None,
+    jobs: int | None = None,
+    progress: Progress | None = None,
 ) -> VerifyReport:
-    """Run every check (or `only` those) on a world against its frozen manifests."""
+    """Run every check (or `only` those) on a world against its frozen manifests.
+
+    Shared work (rebuilds, staged tasks) is done once, and independent checks run in `jobs`
+    forked processes (None: one per core; 1: in this process, in report order — the results
+    are the same either way). `progress(label, done, total)` is told what is happening.
+    """
     with open_context(
         world, manifests=manifests, overlays=overlays, repeats=repeats, scratch=scratch, server_factory=server_factory,
-        store=store,
+        store=store, runs=runs,
     ) as ctx:
-        results = run_checks(ctx, only=only, exclude_tags=exclude_tags)
+        results = run_scheduled(ctx, only=only, exclude_tags=exclude_tags, jobs=jobs, progress=progress)
         return VerifyReport(world=ctx.package.id, checks=results)

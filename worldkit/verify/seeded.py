@@ -1,9 +1,11 @@
-"""Seeded violations: verify proves itself by catching ten known faults, each at the check meant for it.
+"""Seeded violations: verify proves itself by catching known faults, each at the check meant for it.
 
 The WorkWorlds paper's four (a changed generated file, an unauthorized private file, a renamed
 verifier file, a deleted evidence source) and its six isolation adversaries (a verifier file on
 the candidate side, a future-dated file on an early date, a role-inaccessible file, a revision
-mismatch, a tampered projection digest, a tool surface that diverges from the projection).
+mismatch, a tampered projection digest, a tool surface that diverges from the projection), and
+two attacks on a run's event log (a REPLACE'd event; a log cut short with its head moved back,
+caught by the run folder's anchor).
 
 Each case is injected into its own scratch copy of the world, manifests and overlays; the real
 ones are never touched. A case counts as detected only if its expected check passes on an
@@ -370,6 +372,70 @@ def tool_surface_divergence(p: Pristine, copy: ScratchCopy, rng: random.Random |
     return Injection("served each seat from a staging that lacks one file", server_factory=factory, touches={"server"})
 
 
+def _logged_run(p: Pristine, copy: ScratchCopy) -> tuple[str, Path, str]:
+    """A store with one closed, anchored run of one of the world's seats, checked intact first.
+
+    Returns (store URL, runs folder, run id). The untouched log must pass the event-log check,
+    so what the case does to it afterwards is what the check is seen to catch.
+    """
+    from worldkit.store import ANCHOR_FILENAME, EventLog, Store
+
+    seats = sorted({seat for rev in p.package.revision_names for seat in p.package.revision(rev).seats})
+    if not seats:
+        raise NotApplicable("the world has no seats, so no run can be logged")
+    folder = fresh_dir(copy.root, "log-")
+    url, run_id = f"sqlite:///{folder / 'store.db'}", "seeded-run"
+    with Store.open(url) as store, EventLog(store, run_id, seats[0], claim=True,
+                                            anchor=folder / "runs" / run_id / ANCHOR_FILENAME, key=None) as log:
+        for n in range(5):
+            log.append("read_file", {"path": f"Shared/file-{n}.md"}, "ok", f"{n:064x}")
+    check = _event_log_check(p, copy, url, folder / "runs")
+    if check.status != "pass":
+        raise NotApplicable(f"the untouched log does not pass event-logs ({check.status}: {check.reason})")
+    return url, folder / "runs", run_id
+
+
+def _event_log_check(p: Pristine, copy: ScratchCopy, url: str, runs: Path) -> Any:
+    from worldkit.verify.checks.logs import EventLogs
+
+    ctx = VerifyContext(package=p.package, manifests=copy.manifests, work=copy.root, overlays=copy.overlays,
+                        repeats=1, store=url, runs=runs)  # fmt: skip
+    return EventLogs().run(ctx)
+
+
+def replaced_log_event(p: Pristine, copy: ScratchCopy, rng: random.Random | None) -> Injection:
+    """A logged call overwritten with `REPLACE INTO log_events` by someone who can write the store
+    file (the insert guard dropped first: the guard alone refuses the REPLACE)."""
+    import sqlite3
+
+    url, runs, run_id = _logged_run(p, copy)
+    with sqlite3.connect(url.removeprefix("sqlite:///")) as db:
+        db.execute("DROP TRIGGER log_events_insert")
+        db.execute(
+            "REPLACE INTO log_events SELECT run_id, seq, version, time, seat, session, tool, "
+            "'{\"path\":\"Shared/other.md\"}', outcome, result_digest, detail, state_change, prev_hash, hash "
+            "FROM log_events WHERE run_id = ? AND seq = 3",
+            (run_id,),
+        )
+    return Injection(f"REPLACE'd event 3 of logged run {run_id}", store=url, runs=runs, touches={"log"})
+
+
+def truncated_log_moved_head(p: Pristine, copy: ScratchCopy, rng: random.Random | None) -> Injection:
+    """A log cut short with its sealed head moved back onto the new last event: consistent inside
+    the store; only the anchor in the run folder shows it."""
+    import sqlite3
+
+    url, runs, run_id = _logged_run(p, copy)
+    with sqlite3.connect(url.removeprefix("sqlite:///")) as db:
+        for trigger in ("log_events_no_delete", "log_runs_head"):
+            db.execute(f"DROP TRIGGER {trigger}")
+        (four,) = db.execute("SELECT hash FROM log_events WHERE run_id = ? AND seq = 4", (run_id,)).fetchone()
+        db.execute("DELETE FROM log_events WHERE run_id = ? AND seq = 5", (run_id,))
+        db.execute("UPDATE log_runs SET head_seq = 4, head_hash = ? WHERE run_id = ?", (four, run_id))
+    return Injection(f"deleted the last event of logged run {run_id} and moved its head back", store=url,
+                     runs=runs, touches={"log"})  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Case:
     name: str
@@ -388,6 +454,8 @@ CASES: tuple[Case, ...] = (
     Case("revision-mismatch", "revision-pins", revision_mismatch),
     Case("tampered-projection-digest", "manifest-integrity", tampered_projection_digest),
     Case("tool-surface-divergence", "tool-surface", tool_surface_divergence),
+    Case("replaced-log-event", "event-logs", replaced_log_event),
+    Case("truncated-log-moved-head", "event-logs", truncated_log_moved_head),
 )
 
 
@@ -476,6 +544,8 @@ def copy_context(copy: ScratchCopy, work: Path, injection: Injection | None = No
         package=load_world(copy.world), manifests=copy.manifests, work=work, overlays=copy.overlays, repeats=1,
         server_factory=injection.server_factory if injection else None,
         tamper_staged=injection.tamper_staged if injection else None,
+        store=injection.store if injection else None,
+        runs=injection.runs if injection else None,
     )
 
 

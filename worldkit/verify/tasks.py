@@ -156,7 +156,7 @@ def stage_tasks(ctx: VerifyContext) -> list[StagedTask]:
                         task.out = copy_tree(reused, out)
                         task.summary = json.loads((out / "package.json").read_bytes())
                     else:
-                        result = apply_overlay(model, out, condition, allow_stale=True)
+                        result = apply_overlay(model, out, condition, allow_stale=True, source=_rebuilt(ctx, model))
                         task.out = result.out
                         task.summary = result.summary_model.model_dump(mode="json")
                 except WorldkitError as error:
@@ -165,6 +165,12 @@ def stage_tasks(ctx: VerifyContext) -> list[StagedTask]:
     if ctx.tamper_staged is not None:
         ctx.tamper_staged([t for t in staged if t.out is not None])
     return staged
+
+
+def _rebuilt(ctx: VerifyContext, model: Any) -> Path | None:
+    """The context's clean rebuild of the overlay's view, if one was made (curated packets copy from it)."""
+    built = ctx._builds.get((model.rev, str(model.date), model.seat))
+    return built.root if built is not None else None
 
 
 class _Unloadable:

@@ -176,3 +176,37 @@ def test_baselines_never_read_the_verifier(thread_packets, tmp_path: Path) -> No
     assert trees.keys() == {"flat", "fixed", "random", "silhouette"}
     for a, b in itertools.pairwise(trees["random"]):  # type: ignore[arg-type]
         assert a.keys() == b.keys()
+
+
+def test_scoring_trees_directly_equals_scoring_the_organized_workspace(thread_packets) -> None:
+    direct = run_task(thread_packets[1])
+    applied = run_task(thread_packets[1], apply=move_with_organizer)
+    assert direct == applied
+
+
+def test_lambda_changes_only_the_economy(thread_packets) -> None:
+    scores = {lam: run_task(thread_packets[0], economy_lambda=lam) for lam in (0.0, 0.2, 0.4)}
+    trees, _ = baseline_trees(thread_packets[0])
+    reference = load_reference(thread_packets[0]).paths()
+    f1 = score_trees(reference, trees["silhouette"]).f1_bal
+    assert scores[0.0].scores["silhouette"] == pytest.approx(f1)  # E = 1 at λ = 0
+    assert scores[0.0].scores["silhouette"] >= scores[0.2].scores["silhouette"] >= \
+        scores[0.4].scores["silhouette"]
+    assert {lam: s.scores["flat"] for lam, s in scores.items()} == {0.0: 0, 0.2: 0, 0.4: 0}
+    report = run_baselines("thread", thread_packets, economy_lambda=0.4)
+    assert report.summary()["paper_S"] == {"flat": 0.0, "silhouette": 30.8}
+    assert report.economy_lambda == 0.4
+
+
+def test_counts_beside_appendix_f(thread_packets) -> None:
+    report = run_baselines("thread", thread_packets)
+    counts = report.counts()
+    assert counts["silhouette_beats_fixed"] == sum(
+        t.scores["silhouette"] > t.scores["fixed"] for t in report.tasks)
+    assert counts["reference_parents_mean"] == round(
+        sum(t.reference_parents for t in report.tasks) / len(report.tasks), 2)
+    for task in report.tasks:
+        assert task.parents["flat"] == 1
+        assert task.parents["silhouette"] == task.silhouette.parents
+        assert task.parents["random"] == task.parents["silhouette"]  # same shape
+    assert report.summary()["paper_counts"]["silhouette_at_max_parents"] == 35

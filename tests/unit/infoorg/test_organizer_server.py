@@ -124,10 +124,15 @@ def test_every_call_goes_to_the_event_log(ws: Path, mode: str) -> None:
     assert log.events[0]["result_digest"] == sha256_json(results[0].structured_content)
     assert "unknown record id 'F404'" in log.events[1]["detail"]["reason"]
     assert log.events[1]["arguments"] == {"id": "F404"}
-    assert log.events[4]["state_change"] == {
+    change = dict(log.events[4]["state_change"])
+    assert len(change.pop("plan")) == 32  # the journal's plan id: recovery checks it was logged
+    assert change == {
         "kind": "infoorg.move_files",
         "moves": [{"id": "F001", "from": ["inbox"], "to": ["a"]}],
     }
+    # Logged by the tool body before the journal went, with the digest the middleware would use.
+    assert log.events[4]["result_digest"] == sha256_json(results[4].structured_content)
+    assert log.events[4]["arguments"] == {"ids": ["F001"], "destination": ["a"]}
     assert all(e["state_change"] is None for e in log.events[:4])
 
 
@@ -152,3 +157,43 @@ def test_the_stdio_entry_point_serves_the_sdk_client(ws: Path) -> None:
     assert not moved.is_error
     entries = listing.structured_content["entries"]
     assert entries == [{"id": "F005", "path": ["x"], "format": "text"}]
+
+
+FIGURE_11 = (
+    "You are operating the supplied bounded record workspace through five tools. Follow the "
+    "user's organization task and actually move the records. list_files exposes original IDs, "
+    "formats, current locations and public anchor metadata. read_file supports full-text "
+    "pagination; search_files searches record bodies; move_files moves selected IDs and creates "
+    "valid folders; check_inventory reports only integrity and placement state. Issue at most "
+    "200 tool calls in one response. Do not use external files or networks. The independently "
+    "captured final workspace is authoritative. End with the requested JSON declaration, but do "
+    "not substitute a proposed layout for actual moves. No hidden reference, score or "
+    "grouping-quality feedback is available."
+)
+"""Figure 11 of the paper, typed out here so the template cannot drift from it."""
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_initialize_instructions_are_figure_11_then_the_request(ws: Path, mode: str) -> None:
+    request = "You are organizing a collection of text records into a folder hierarchy.\n"
+
+    async def calls(client):
+        return client.instructions
+
+    assert session(build_organizer_server(ws), mode, calls) == FIGURE_11
+    with_request = session(build_organizer_server(ws, request=request), mode, calls)
+    assert with_request == FIGURE_11 + "\n\n" + request.strip()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_check_inventory_lists_the_actual_assignments(ws: Path, mode: str) -> None:
+    async def calls(client):
+        await client.call_tool("move_files", {"ids": ["F002"], "destination": ["budget", "q1"]})
+        return (await client.call_tool("check_inventory", {})).structured_content
+
+    inventory = session(build_organizer_server(ws), mode, calls)
+    assert inventory["assignments"][:2] == [
+        {"id": "F001", "path": ["inbox", "F001.txt"]},
+        {"id": "F002", "path": ["budget", "q1", "F002.txt"]},
+    ]
+    assert not {"score", "quality", "correct"} & set(inventory)

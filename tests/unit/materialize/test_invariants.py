@@ -41,6 +41,7 @@ def _cli_materialize(world: Path, out: Path, seat: str, hashseed: str) -> dict:
     return json.loads(done.stdout)
 
 
+@pytest.mark.slow
 def test_reproducible_across_processes_and_hash_seeds(world: Path, tmp_path: Path) -> None:
     a = _cli_materialize(world, tmp_path / "a", "S1", "1")
     b = _cli_materialize(world, tmp_path / "b", "S1", "987654")
@@ -136,6 +137,7 @@ def test_verifier_only_never_projected(tmp_path: Path) -> None:
         assert "files/Shared/SOPs/SOP-001.md" not in paths
 
 
+@pytest.mark.slow
 def test_killed_materialize_leaves_nothing(tmp_path: Path) -> None:
     world = write_synthetic_world(tmp_path / "big", 20_000)
     out = tmp_path / "out"
@@ -158,6 +160,7 @@ def test_killed_materialize_leaves_nothing(tmp_path: Path) -> None:
     assert len(scan_tree(out)) == 20_002
 
 
+@pytest.mark.slow
 def test_parallel_rendering_gives_identical_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     world = write_synthetic_world(tmp_path / "w", 5_000)
     results = {}

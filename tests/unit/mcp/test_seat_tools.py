@@ -158,48 +158,43 @@ async def test_every_call_is_logged_with_the_digest_of_what_was_returned(s1: Run
     assert unknown.is_error and "Unknown tool" in events[3].detail["reason"]
 
 
-async def test_write_behind_log_keeps_order_flushes_changes_and_fails_closed(tmp_path: Path) -> None:
+async def test_every_call_is_logged_before_it_is_answered(tmp_path: Path) -> None:
     from mcp import Client
 
     from tests.unit.mcp.seat_support import permissive
-    from worldkit.errors import StoreError
-    from worldkit.mcp.server import WriteBehindLog, build_seat_server
+    from worldkit.mcp.server import build_seat_server
 
     projection = project(tmp_path, "S1")
     run = Run(projection)
-    sink = WriteBehindLog(run.log)
-    server = build_seat_server(projection, permissive(projection), event_log=sink)
-
+    server = build_seat_server(projection, permissive(projection), event_log=run.log)
     async with Client(server) as client:
-        for _ in range(50):
+        for n in range(1, 21):
             await client.call_tool("list_files", {"limit": 1})
+            # Write-ahead: by the time the answer arrived, its event was committed.
+            assert [e.seq for e in run.events()] == list(range(1, n + 1))
         await client.call_tool("update_record", {"id": "CC-1", "action": "comment", "text": "ok"})
-        # The mutation's response came after every earlier event and the mutation itself were stored.
-        assert [e.tool for e in run.events()] == ["list_files"] * 50 + ["update_record"]
-        await client.call_tool("read_file", {"path": "Shared/SOPs/SOP-001.md"})
-    sink.close()
-    events = run.events()
-    assert [e.seq for e in events] == list(range(1, 53)) and events[-1].tool == "read_file"
+        assert run.events()[-1].tool == "update_record" and run.events()[-1].state_change
+    run.close()
+
+
+async def test_a_call_whose_event_cannot_be_stored_is_not_answered(tmp_path: Path) -> None:
+    from mcp import Client
+    from mcp.shared.exceptions import MCPError
+
+    from tests.unit.mcp.seat_support import permissive
+    from worldkit.errors import StoreError
+    from worldkit.mcp.server import build_seat_server
 
     class Broken:
-        def append_many(self, entries: object) -> None:
-            raise OSError("disk full")
+        calls = 0
 
-    failing = WriteBehindLog(Broken())
-    failing.append("list_files", {}, "ok", None)  # inside the event loop: stored within `linger`
-    with pytest.raises(StoreError, match="disk full"):
-        failing.flush()
-    with pytest.raises(StoreError, match="refuses further calls"):
-        failing.append("list_files", {}, "ok", None)
-    run.close()
+        def append(self, *args: object, **kwargs: object) -> None:
+            Broken.calls += 1
+            raise StoreError("disk full")
 
-
-def test_write_behind_log_outside_an_event_loop_stores_at_once(tmp_path: Path) -> None:
-    from worldkit.mcp.server import WriteBehindLog
-
-    run = Run(project(tmp_path, "S1"))
-    sink = WriteBehindLog(run.log)
-    sink.append("list_files", {}, "ok", None)
-    assert [e.tool for e in run.events()] == ["list_files"]
-    sink.close()
-    run.close()
+    projection = project(tmp_path, "S1")
+    server = build_seat_server(projection, permissive(projection), event_log=Broken())
+    async with Client(server) as client:
+        with pytest.raises(MCPError, match="Internal server error"):
+            await client.call_tool("list_files", {"limit": 1})  # no listing reaches the agent
+    assert Broken.calls == 1

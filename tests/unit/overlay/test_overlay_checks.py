@@ -211,13 +211,13 @@ def test_change_spec_rejects_unknown_arguments() -> None:
 def test_unknown_check_type_lists_the_registered_ones() -> None:
     with pytest.raises(ValidationError) as info:
         CHECK.validate_python({"type": "smells_right"})
-    assert "unknown check type 'smells_right'; use one of change_made, contains" in str(info.value)
+    assert "unknown check type 'smells_right'; use one of change_made, claims, contains" in str(info.value)
 
 
 def test_registry_holds_every_builtin_type() -> None:
     assert sorted(CHECKS) == [
-        "change_made", "contains", "csv_field_equals", "deliverable_exists", "json_field_equals", "mail_not_sent",
-        "mail_sent", "no_prohibited_change", "not_contains", "record_state_equals", "regex",
+        "change_made", "claims", "contains", "csv_field_equals", "csv_rows", "deliverable_exists", "json_field_equals",
+        "mail_not_sent", "mail_sent", "no_prohibited_change", "not_contains", "record_state_equals", "regex",
     ]  # fmt: skip
     for cls in CHECKS.values():
         assert cls.__doc__ and all(f.description for f in cls.model_fields.values()), cls.__name__

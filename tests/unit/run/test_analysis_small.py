@@ -131,3 +131,13 @@ def test_synthetic_lift_is_recovered_and_raw_figures_are_counts() -> None:
     assert result.raw_pass.full == pytest.approx(sum(full) / len(full))
     assert [p.packet for p in result.packets] == ["p1", "p2"]
     assert result.positive_tasks + len(result.reversals) <= 6
+
+
+def test_a_diverged_fit_is_flagged_saturated() -> None:
+    rows = [r.model_copy(update={"passed": True}) if r.condition == "curated" else r
+            for r in rows_of(synthetic())]
+    data = outcome_data(executions(rows), "pass")
+    diverged = fit(data.y, data.x, data.task, data.agents, strict=False)
+    assert diverged.saturated and diverged.curated > 1 - 1e-9
+    healthy = outcome_data(executions(rows_of(synthetic())), "pass")
+    assert not fit(healthy.y, healthy.x, healthy.task, healthy.agents).saturated

@@ -157,6 +157,7 @@ def test_html_has_figures_tables_and_provenance(shared_data: Path) -> None:
     folder = shared_data / "workworld"
     page = render_html(load_report(ledgers=folder, replicates=0))
     assert page.startswith("<!doctype html>")
+    assert render_html(load_report(ledgers=folder, replicates=0)) == page  # same bytes
     # Six Figure 3 panels, inline; nothing fetched, nothing run.
     assert page.count("<svg") == 6 and "<script" not in page
     assert "http" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "").replace(

@@ -133,6 +133,16 @@ def test_a_run_acts_as_one_seat(store: Store) -> None:
     EventLog(store, "run-1", SEAT).close()  # reopening with the same seat is fine
 
 
+def test_every_event_names_its_writer_session(store: Store) -> None:
+    with EventLog(store, "run-1", SEAT) as first:
+        first.append("list_files", {}, "ok", None)
+    with EventLog(store, "run-1", SEAT) as second:
+        second.append("list_files", {}, "ok", None)
+    events = list(read_events(store, "run-1"))
+    assert [e.session for e in events] == [first.session, second.session]
+    assert first.session != second.session and len(first.session) == 32
+
+
 @pytest.mark.parametrize("run_id", ["", "has space", "-leading", "x" * 129, "a/b"])
 def test_bad_run_ids_are_refused(store: Store, run_id: str) -> None:
     with pytest.raises(UsageError, match="run id .* is not valid"):
@@ -202,11 +212,12 @@ def test_any_json_arguments_round_trip_and_verify(arguments, state_change) -> No
 
 def test_row_hash_matches_the_canonical_payload() -> None:
     row = {
-        "version": 1,
+        "version": 2,
         "run_id": "r",
         "seq": 7,
         "time": "2026-03-02T09:00:00.000000Z",
         "seat": "S",
+        "session": "ab" * 16,
         "tool": "t\u00e9\"",
         "arguments": '{"a":[1,2.5,"\\n"]}',
         "outcome": "ok",
@@ -224,9 +235,10 @@ def test_row_hash_matches_the_canonical_payload() -> None:
         "run_id": "r",
         "seat": "S",
         "seq": 7,
+        "session": "ab" * 16,
         "state_change": {"z": {}},
         "time": "2026-03-02T09:00:00.000000Z",
         "tool": "t\u00e9\"",
-        "v": 1,
+        "v": 2,
     }
     assert row_hash(row) == sha256_json(payload)

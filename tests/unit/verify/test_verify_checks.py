@@ -21,7 +21,7 @@ from worldkit.verify.scratch import ScratchCopy
 from worldkit.world import load_world
 
 OVERLAY_CHECKS = {"task-pairs-identical", "staged-workspaces", "package-integrity", "overlay-locks", "separation",
-                  "evidence-sufficiency", "rubric-sanity"}
+                  "evidence-sufficiency", "rubric-sanity", "rubric-discrimination"}
 
 
 def run(frozen: Frozen, check_id: str, **options) -> CheckResult:
@@ -296,3 +296,32 @@ def test_rubric_sanity_catches_a_trivial_pass_and_a_failing_reference(tmp_path: 
     found = {(i.kind, i.where) for i in result.items}
     assert ("passes-when-nothing-done", "cc1-report C9") in found
     assert ("reference-fails", "cc1-report C2") in found
+
+
+def test_rubric_discrimination_names_the_criterion_and_variant_that_misgrade(tmp_path: Path) -> None:
+    from tests.unit.verify.conftest import freeze_fixture
+
+    frozen = freeze_fixture(tmp_path)
+    overlay = frozen.overlays / "cc1-report.yaml"
+    variants = """
+counterfactuals:
+  - id: reworded
+    kind: correct
+    description: The report in other words.
+    edits:
+      - {path: report.md, old: "It set the pull window to three days.", new: "The pull window is now 3 days."}
+  - id: rejected-called-approved
+    kind: wrong
+    description: The report says CC-1 was rejected — and still says approved elsewhere, so C2 cannot tell.
+    edits:
+      - {path: report.md, old: "is approved:", new: "was rejected:"}
+    fails: [C2]
+"""
+    overlay.write_text(overlay.read_text(encoding="utf-8").replace("\nreference_files:", variants + "\nreference_files:", 1),
+                       encoding="utf-8")
+    result = run(frozen, "rubric-discrimination")
+    assert result.status == "fail"
+    found = {(i.kind, i.where) for i in result.items}
+    assert ("misgraded", "cc1-report C2 rejected-called-approved") in found
+    assert any(i.kind == "coverage" and "C1 has no wrong variant" in i.detail for i in result.items)
+    assert not any("reworded" in (i.where or "") for i in result.items)

@@ -1,4 +1,4 @@
-"""Seeded violations: ten known faults, each caught by the check meant for it, in scratch copies only."""
+"""Seeded violations: the known faults (the paper's ten, two log attacks), each caught by the check meant for it, in scratch copies only."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ def seeded(tasks_world: Frozen) -> tuple[dict, str, str]:
     return report, before, after
 
 
-def test_ten_of_ten(seeded: tuple[dict, str, str]) -> None:
+def test_every_case_is_caught(seeded: tuple[dict, str, str]) -> None:
     report, _, _ = seeded
-    assert (report["attempted"], report["detected"]) == (10, 10)
+    assert len(CASES) >= 12 and (report["attempted"], report["detected"]) == (len(CASES), len(CASES))
     assert report["baseline_failures"] == []
     assert [c["name"] for c in report["cases"]] == [c.name for c in CASES]
 
@@ -41,4 +41,4 @@ def test_without_overlays_the_task_cases_are_not_applicable(mini: Frozen) -> Non
     report = run_seeded(mini.world, manifests=mini.manifests).as_json()
     missing = {c["name"] for c in report["cases"] if c.get("applicable") is False}
     assert missing == {"renamed-verifier-file", "deleted-evidence-source", "verifier-file-on-candidate-side"}
-    assert report["attempted"] == report["detected"] == 7
+    assert report["attempted"] == report["detected"] == len(CASES) - 3

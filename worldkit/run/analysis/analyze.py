@@ -49,7 +49,7 @@ def _point(rows: OutcomeData, outcome: str) -> tuple[GeeEstimate, np.ndarray | N
 
 
 def _with_interval(estimate: GeeEstimate, values: np.ndarray | None, replicates: int,
-                   seed: int) -> GeeEstimate:
+                   seed: int, saturated: int = 0) -> GeeEstimate:
     if estimate.contrast is None or values is None:
         return estimate
     bounds = percentile(values, replicates)
@@ -61,7 +61,7 @@ def _with_interval(estimate: GeeEstimate, values: np.ndarray | None, replicates:
     else:
         contrast = estimate.contrast.model_copy(update={"interval": BootstrapInterval(
             lower=bounds[0], upper=bounds[1], replicates=replicates, valid=valid, seed=seed,
-            method="gee")})
+            method="gee", saturated=saturated)})
     return estimate.model_copy(update={"contrast": contrast})
 
 
@@ -87,11 +87,14 @@ def analyze_executions(data: Executions, source: str, *, replicates: int = DEFAU
     points = {key: _point(value, key) for key, value in rows.items()}
     jobs = {key: (rows[key], params) for key, (_, params) in points.items() if params is not None}
     boots: dict[str, np.ndarray] = {}
+    flags: dict[str, np.ndarray] = {}
     if gee_count > 0 and jobs:
         draws = task_draws(data.tasks, gee_count, seed)
         boots = gee_bootstrap(jobs, len(data.tasks), draws,
-                              workers=default_workers() if workers is None else workers)
-    estimates = {key: _with_interval(points[key][0], boots.get(key), gee_count, seed)
+                              workers=default_workers() if workers is None else workers,
+                              saturated=flags)
+    estimates = {key: _with_interval(points[key][0], boots.get(key), gee_count, seed,
+                                     int(flags[key].sum()) if key in flags else 0)
                  for key in rows}
     raw_pass, raw_access = raw.pooled(data)
     equal_pass, equal_access = raw.equal_task(data)

@@ -64,7 +64,7 @@ def _init(state: dict[str, object]) -> None:
     _STATE.update(state)
 
 
-def _replicate(key: str, draw: np.ndarray) -> float:
+def _replicate(key: str, draw: np.ndarray) -> tuple[float, bool]:
     pieces, start, agents = _STATE[key]  # type: ignore[misc]
     n = len(draw)
     # Rows stacked in draw order; cluster k of task t is labelled t * n + k, so clusters sort by
@@ -76,14 +76,14 @@ def _replicate(key: str, draw: np.ndarray) -> float:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            value = fit(y, x, groups, agents, start=start, maxiter=BOOT_MAXITER,
-                        strict=False).difference
+            fitted = fit(y, x, groups, agents, start=start, maxiter=BOOT_MAXITER, strict=False)
     except Exception:  # noqa: BLE001 - a failed refit is a dropped replicate, counted by caller
-        return float("nan")
-    return value if np.isfinite(value) else float("nan")
+        return float("nan"), False
+    value = fitted.difference
+    return (value, fitted.saturated) if np.isfinite(value) else (float("nan"), False)
 
 
-def _chunk(job: tuple[str, int, int]) -> tuple[str, int, list[float]]:
+def _chunk(job: tuple[str, int, int]) -> tuple[str, int, list[tuple[float, bool]]]:
     key, first, last = job
     draws: np.ndarray = _STATE["draws"]  # type: ignore[assignment]
     return key, first, [_replicate(key, draws[r]) for r in range(first, last)]
@@ -95,11 +95,13 @@ def _context() -> multiprocessing.context.BaseContext:
 
 
 def gee_bootstrap(outcomes: dict[str, tuple[OutcomeData, np.ndarray]], n_tasks: int,
-                  draws: np.ndarray, workers: int = 1) -> dict[str, np.ndarray]:
+                  draws: np.ndarray, workers: int = 1,
+                  saturated: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """Refit each outcome's GEE on every replicate of `draws`; nan marks a dropped replicate.
 
     `outcomes` maps a name to (rows, warm-start coefficients). With `workers` > 1 the
-    replicates of all outcomes are spread over that many processes.
+    replicates of all outcomes are spread over that many processes. When `saturated` is given,
+    it receives, per outcome, which kept replicates came from a diverged (saturated) fit.
     """
     state: dict[str, object] = {"draws": draws}
     for key, (rows, start) in outcomes.items():
@@ -108,18 +110,21 @@ def gee_bootstrap(outcomes: dict[str, tuple[OutcomeData, np.ndarray]], n_tasks: 
     jobs = [(key, first, min(first + _CHUNK, replicates))
             for key in outcomes for first in range(0, replicates, _CHUNK)]
     results = {key: np.full(replicates, np.nan) for key in outcomes}
+    flags = {key: np.zeros(replicates, dtype=bool) for key in outcomes}
     workers = max(1, min(workers, len(jobs) or 1))
     if workers == 1:
         _init(state)
-        done = map(_chunk, jobs)
-        for key, first, values in done:
-            results[key][first:first + len(values)] = values
+        done = list(map(_chunk, jobs))
         _STATE.clear()
-        return results
-    with ProcessPoolExecutor(max_workers=workers, mp_context=_context(), initializer=_init,
-                             initargs=(state,)) as pool:
-        for key, first, values in pool.map(_chunk, jobs):
-            results[key][first:first + len(values)] = values
+    else:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=_context(), initializer=_init,
+                                 initargs=(state,)) as pool:
+            done = list(pool.map(_chunk, jobs))
+    for key, first, values in done:
+        results[key][first:first + len(values)] = [value for value, _ in values]
+        flags[key][first:first + len(values)] = [flag for _, flag in values]
+    if saturated is not None:
+        saturated.update(flags)
     return results
 
 

@@ -59,6 +59,8 @@ class GeeFit:
     """Coefficient names, in `params` order."""
     working_correlation: float
     """The exchangeable within-task correlation."""
+    saturated: bool = False
+    """Some standardized cell probability is 0 or 1 to within 1e-9: the fit diverged."""
 
     @property
     def difference(self) -> float:
@@ -134,4 +136,5 @@ def fit(y: np.ndarray, x: np.ndarray, groups: np.ndarray, agents: tuple[str, ...
         params=np.asarray(result.params, dtype=float),
         names=_names(agents),
         working_correlation=float(np.asarray(result.cov_struct.dep_params).ravel()[0]),
+        saturated=bool(np.any(predicted <= 1e-9) or np.any(predicted >= 1 - 1e-9)),
     )

@@ -37,6 +37,10 @@ class BootstrapInterval(BaseModel):
     """Replicates drawn."""
     valid: int
     """Replicates whose estimate was finite (the rest are dropped)."""
+    saturated: int = 0
+    """Of the valid GEE replicates, those whose refit diverged until a standardized probability
+    reached 0 or 1; kept, as the study's code keeps them, but their values depend on the
+    platform's floating point, and so may the interval's last digit."""
     seed: int
     """Seed of numpy's `default_rng`."""
     method: str

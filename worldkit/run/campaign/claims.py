@@ -96,9 +96,19 @@ class Holder:
         return _start_time(self.pid) == self.started
 
 
+def _host() -> str:
+    """This host: its name and boot id (two machines, or one rebooted, are never the same host)."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as handle:
+            boot = handle.read().strip()[:8]
+    except OSError:
+        boot = "-"
+    return f"{socket.gethostname()}/{boot}"
+
+
 def this_holder() -> Holder:
     pid = os.getpid()
-    return Holder(socket.gethostname(), pid, _start_time(pid))
+    return Holder(_host(), pid, _start_time(pid))
 
 
 @dataclass(frozen=True)

@@ -141,12 +141,21 @@ def execute_run(campaign: Campaign, run: PlannedRun, run_id: str) -> Path:
     the run folder. The caller moves it into `runs/`."""
     from worldkit.run.agents import make_agent
 
+    from worldkit.errors import CheckFailed
+
     inflight = campaign.out / INFLIGHT
     task = campaign.plan.task(run.task)
     agent = next(a for a in campaign.plan.design.agents if a.agent == run.agent)
     path = Path(campaign.paths[run.task])
+    changed = CheckFailed(
+        f"task {task.id} at {path} is not the one the plan pinned (sha256 {task.sha256[:12]}…): it changed after "
+        "the campaign started; restore it, or start a new campaign (new --out) for the new version"
+    )
     if task.kind == "packet":
         from worldkit.infoorg.overlays import run_packet
+
+        if sha256_file(path / "overlay.json") != task.sha256:
+            raise changed
 
         chosen = make_agent(agent.agent, {**agent.options, "task": task.id, "benchmark": "infoorg"})
         with Store.open(campaign.store_url) as store:
@@ -157,8 +166,13 @@ def execute_run(campaign: Campaign, run: PlannedRun, run_id: str) -> Path:
 
     judge_entry = campaign.plan.design.judge
     judge = make_judge(judge_entry.kind, judge_entry.factory_options()) if judge_entry else None
+    from worldkit.overlay import load_overlay, overlay_digest
+
+    overlay = load_overlay(path)
+    if overlay_digest(overlay) != task.sha256:
+        raise changed
     result = run_task(
-        path, agent.agent, condition=run.condition, runs_dir=inflight, store_url=campaign.store_url,
+        overlay, agent.agent, condition=run.condition, runs_dir=inflight, store_url=campaign.store_url,
         agent_options=dict(agent.options), judge=judge, run_id=run_id,
     )  # fmt: skip
     return result.run_dir

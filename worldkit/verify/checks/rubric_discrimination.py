@@ -45,7 +45,7 @@ class RubricDiscrimination(BaseCheck):
                 continue
             with tempfile.TemporaryDirectory(prefix="worldkit-discrimination-", dir=ctx.work) as scratch:
                 found = discriminate(overlay, task.out / "candidate" / "projection", Path(scratch))
-            for miss in found.misgrades:
+            for miss in found.declared_misgrades(overlay):  # reference/nothing-done: rubric-sanity
                 items.append(Item(kind="misgraded", where=f"{overlay.id} {miss.criterion} {miss.variant}",
                                   detail=miss.line()))  # fmt: skip
             for variant, why in found.invalid:

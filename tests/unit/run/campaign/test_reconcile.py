@@ -4,11 +4,16 @@ runs/ is kept, what was in flight and superseded attempts are deleted, dead clai
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
+
+import pytest
 
 from tests.fixtures.overlays.paths import TRIAGE
 from worldkit.run.campaign import claims
-from worldkit.run.campaign.executor import INFLIGHT, RUNS, counts, open_campaign, reconcile
+from worldkit.errors import CheckFailed
+from worldkit.run.campaign.executor import INFLIGHT, RUNS, counts, execute_run, open_campaign, reconcile
+from worldkit.run.campaign.plan import PlannedTask
 from worldkit.store import Store
 
 
@@ -41,3 +46,14 @@ def test_reconcile_keeps_finished_records_and_deletes_the_rest(tmp_path: Path) -
     assert sorted(p.name for p in runs.iterdir()) == sorted([taken[0].run_id, taken[1].run_id])
     assert not inflight.exists()
     assert (state.planned, state.done, state.failed, state.pending, state.records) == (4, 1, 1, 2, 2)
+
+
+def test_a_task_changed_after_planning_fails_its_runs(tmp_path: Path) -> None:
+    design = tmp_path / "design.yaml"
+    design.write_text(f"tasks: [{TRIAGE}]\nagents: [noop]\nconditions: {{full: 1}}\n")
+    campaign = open_campaign(design, tmp_path / "c")
+    task = campaign.plan.tasks[0]
+    forged = campaign.plan.model_copy(update={"tasks": [PlannedTask(**{**task.model_dump(), "sha256": "0" * 64})]})
+    with pytest.raises(CheckFailed, match="is not the one the plan pinned"):
+        execute_run(replace(campaign, plan=forged), campaign.plan.runs[0], "x-1")
+    assert not (tmp_path / "c" / INFLIGHT).exists()  # refused before anything was staged

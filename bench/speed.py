@@ -1,0 +1,162 @@
+"""The command-level rows of issue 19's speed table, one JSON line each, with their baselines.
+
+Rows: `startup` (`worldkit --version`), `materialize-seat` (one PharmaCo seat), `verify`
+(`worldkit verify --world pharmaco_demo`), `mutations` (`verify --mutations N`), `demo`
+(`make demo`, venv ready) and `test` (`make test`'s pytest command). Each line carries the figure
+the issue measured before the work (`issue_baseline`), the target, the value measured now, and —
+with `--baseline-tree DIR` (a checkout of the old code, e.g. `git worktree add /tmp/base dda14ee`)
+— the same command run from that tree in the same run, and the ratio (on a shared machine only
+ratios taken in one run mean much). The other rows are printed by `materialize.py` (100k and 10k
+files vs `cp -r`), `score.py` (Structure Score), `mcp.py` (read_file vs the reference server,
+replay) and `eventlog.py`.
+
+    python bench/speed.py [--rows startup,materialize-seat,verify] [--baseline-tree DIR] [--mutations 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+WORLD = "pharmaco_demo"
+SEAT = ["--rev", "r2", "--date", "2026-03-02", "--seat", "EMP-QC-001"]
+
+ROWS = {
+    "startup": {"issue_baseline": "1.81 s wall, 88 MB", "target_s": 0.2},
+    "materialize-seat": {"issue_baseline": "4.72 s wall (1,276 files)", "target_s": 1.5},
+    "verify": {"issue_baseline": "113-118 s, silent", "target_s": 15.0},
+    "mutations": {"issue_baseline": "about 20 min for 200 (0.17 mutations/s)", "target_s": 120.0},
+    "demo": {"issue_baseline": "1 min 54 s", "target_s": 30.0},
+    "test": {"issue_baseline": "12 min 49 s for 1,107 tests", "target_s": 360.0},
+}
+
+
+def _env(tree: Path, cache: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(tree), "WORLDKIT_CACHE": str(cache)}
+
+
+def _timed(argv: list[str], env: dict[str, str], cwd: Path, check: bool = True) -> tuple[float, float, str]:
+    """Wall seconds, the child's peak RSS in MB (as reported by /usr/bin/time if present) and stdout."""
+    timer = shutil.which("time") or ("/usr/bin/time" if Path("/usr/bin/time").exists() else None)
+    prefix = [timer, "-f", "%M"] if timer else []
+    t0 = time.perf_counter()
+    done = subprocess.run([*prefix, *argv], env=env, cwd=cwd, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if check and done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}): {done.stderr[-2000:]}")
+    rss = 0.0
+    if timer:
+        last = [line for line in done.stderr.strip().splitlines() if line.strip().isdigit()]
+        rss = int(last[-1]) / 1024 if last else 0.0
+    return wall, rss, done.stdout
+
+
+def _cli(tree: Path, *args: str) -> list[str]:
+    return [sys.executable, "-m", "worldkit", *args]
+
+
+def row_startup(tree: Path, cache: Path, scratch: Path, repeats: int) -> dict:
+    runs = [_timed(_cli(tree, "--version"), _env(tree, cache), scratch) for _ in range(max(5, repeats))]
+    bare = [_timed([sys.executable, "-c", "pass"], _env(tree, cache), scratch) for _ in range(max(5, repeats))]
+    return {"value_s": statistics.median(r[0] for r in runs), "peak_rss_mb": max(r[1] for r in runs),
+            "bare_python_s": round(statistics.median(b[0] for b in bare), 3)}
+
+
+def row_materialize_seat(tree: Path, cache: Path, scratch: Path, repeats: int) -> dict:
+    env = _env(tree, cache)
+    out = scratch / f"seat-{tree.name}"
+    walls = []
+    for n in range(max(1, repeats) + 1):  # the first run fills the world cache
+        wall, rss, _ = _timed(_cli(tree, "materialize", "--world", WORLD, *SEAT, "--out", str(out), "--force"), env, scratch)
+        walls.append(wall)
+    return {"value_s": statistics.median(walls[1:]), "cold_s": round(walls[0], 3), "peak_rss_mb": rss}
+
+
+def row_verify(tree: Path, cache: Path, scratch: Path, repeats: int) -> dict:
+    env = _env(tree, cache)
+    _timed(_cli(tree, "world", "show", WORLD), env, scratch)  # fill the world cache, as any earlier command does
+    wall, rss, out = _timed(_cli(tree, "verify", "--world", WORLD, "--json"), env, scratch)
+    body = json.loads(out)
+    return {"value_s": wall, "status": body["status"], "checks": len(body["checks"]), "peak_rss_mb": rss}
+
+
+def row_mutations(tree: Path, cache: Path, scratch: Path, repeats: int, count: int = 200) -> dict:
+    env = _env(tree, cache)
+    _timed(_cli(tree, "world", "show", WORLD), env, scratch)
+    wall, rss, out = _timed(_cli(tree, "verify", "--world", WORLD, "--json", "--only", "revision-digests",
+                                 "--mutations", str(count)), env, scratch)
+    body = json.loads(out)["mutations"]
+    return {"value_s": wall, "mutations": body["attempted"], "mutations_per_s": round(body["attempted"] / wall, 3),
+            "projection_changing_rate": body["projection_changing_rate"], "peak_rss_mb": rss,
+            "target_s_for_n": round(ROWS["mutations"]["target_s"] * count / 200, 1)}
+
+
+def row_demo(tree: Path, cache: Path, scratch: Path, repeats: int) -> dict:
+    """`make demo` with the venv ready: the venv's stamp is taken as up to date (`make -o`)."""
+    bindir = Path(sys.executable).parent
+    env = _env(tree, cache)
+    wall, rss, _ = _timed(["make", "-s", "-C", str(tree), "demo", f"BIN={bindir}", "-o", ".venv/.installed"], env, tree)
+    return {"value_s": wall, "peak_rss_mb": rss}
+
+
+def row_test(tree: Path, cache: Path, scratch: Path, repeats: int) -> dict:
+    """`make test`'s pytest command (the whole suite, in parallel, slow tests included)."""
+    makefile = (tree / "Makefile").read_text()
+    line = next((m.group(1) for m in re.finditer(r"^\t\$\(BIN\)/python -m pytest(.*)$", makefile, re.M)), "")
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    env.pop("WORLDKIT_CACHE", None)
+    wall, rss, out = _timed([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *line.split()], env, tree,
+                            check=False)
+    summary = next((s for s in reversed(out.splitlines()) if " passed" in s or " failed" in s), "")
+    return {"value_s": wall, "summary": summary.strip("= ")}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", default="startup,materialize-seat,verify,demo")
+    parser.add_argument("--baseline-tree", type=Path, default=None, help="A checkout of the code before the work.")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--mutations", type=int, default=200)
+    args = parser.parse_args()
+    rows = [r.strip() for r in args.rows.split(",") if r.strip()]
+    unknown = sorted(set(rows) - set(ROWS))
+    if unknown:
+        raise SystemExit(f"unknown rows {unknown}; choose from {sorted(ROWS)}")
+    with tempfile.TemporaryDirectory(prefix="wk-speed-") as tmp:
+        scratch = Path(tmp)
+        for name in rows:
+            measure = globals()[f"row_{name.replace('-', '_')}"]
+            kwargs = {"count": args.mutations} if name == "mutations" else {}
+            trees = [("now", REPO)] + ([("baseline_tree", args.baseline_tree.resolve())] if args.baseline_tree else [])
+            line: dict = {"bench": "speed", "row": name, **ROWS[name], "load_avg_1m": round(os.getloadavg()[0], 2)}
+            for label, tree in trees:
+                cache = scratch / f"cache-{label}"
+                found = measure(tree, cache, scratch, args.repeats, **kwargs)
+                found = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in found.items()}
+                if label == "now":
+                    line.update(found)
+                else:
+                    line[label] = found
+            target = ROWS[name]["target_s"]
+            if name == "mutations":
+                target = line["target_s_for_n"]
+            line["meets_target"] = line["value_s"] <= target
+            if "baseline_tree" in line and line["value_s"]:
+                line["speedup_vs_baseline_tree"] = round(line["baseline_tree"]["value_s"] / line["value_s"], 2)
+            line["cpu_children_s"] = round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime, 1)
+            print(json.dumps(line), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+"""kill -9 of the organizer server (`worldkit infoorg serve`) mid-move, 30 times on one workspace:
+after each restart (which rolls an interrupted move forward), replaying every run's logged moves
+onto the packet's inbox gives exactly the tree on disk.
+
+A move is logged before its journal is dropped, and journal recovery logs the moves it completes
+unless the journal's run already holds them; so no kill point — before the journal, between
+renames, after the last rename, after the event — leaves the log and the disk disagreeing.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+
+from tests.fixtures.jira_export import write_jira_export
+from tests.func.kill_support import drive_and_kill, server_params
+from worldkit.infoorg.organizer import Organizer
+from worldkit.infoorg.overlays import inbox_inventory
+from worldkit.infoorg.packets import build_packets, write_packets
+from worldkit.infoorg.validity import check_workspace
+from worldkit.overlay.checks import CHECKS
+from worldkit.store import Store, state_changes, verify_chain
+
+pytestmark = pytest.mark.slow
+
+KILLS = 30
+FOLDERS = ["alpha", "beta", "gamma", "delta"]
+
+
+@pytest.fixture(autouse=True)
+def _restore_check_registry():
+    saved = dict(CHECKS)
+    yield
+    CHECKS.clear()
+    CHECKS.update(saved)
+
+
+def _replayed(packet: Path, runs: list[str], store: Store, scratch: Path) -> dict:
+    workspace = scratch / "replay"
+    shutil.rmtree(workspace, ignore_errors=True)
+    shutil.copytree(packet / "candidate" / "inbox", workspace / "inbox")
+    organizer = Organizer(workspace, inventory=inbox_inventory(packet))
+    for run in runs:
+        for event in state_changes(store, run, key=None):
+            organizer.replay(event.state_change)
+    return check_workspace(workspace, organizer.inventory, hash_bytes=False).paths
+
+
+def test_thirty_kills_of_the_organizer_keep_replay_equal_to_disk(tmp_path: Path) -> None:
+    write_packets(build_packets("thread", write_jira_export(tmp_path / "export"), 1), tmp_path / "packets")
+    (packet,) = sorted((tmp_path / "packets").iterdir())
+    ids = sorted(inbox_inventory(packet))
+    workspace, store_url = tmp_path / "ws", f"sqlite:///{tmp_path / 'store.db'}"
+    rng = random.Random(7)
+
+    def move(n: int) -> tuple[str, dict]:
+        chosen = rng.sample(ids, k=min(len(ids), rng.randint(1, 6)))
+        depth = rng.randint(1, 2)
+        return "move_files", {"ids": chosen, "destination": rng.sample(FOLDERS, k=depth)}
+
+    runs: list[str] = []
+    tally = {"kills": 0, "answered_moves": 0, "recovered_moves_logged": 0, "replay_equal": 0}
+
+    def check(store: Store) -> None:
+        for run in runs:
+            assert verify_chain(store, run, key=None).ok
+        disk = check_workspace(workspace, inbox_inventory(packet), hash_bytes=False).paths
+        assert _replayed(packet, runs, store, tmp_path) == disk, f"after kill {tally['kills']}"
+        tally["replay_equal"] += 1
+
+    for k in range(KILLS + 1):
+        run = f"org-{k}"
+        runs.append(run)
+        pidfile = tmp_path / f"pid-{k}"
+        argv = ["infoorg", "serve", "--packet", str(packet), "--workspace", str(workspace),
+                "--store", store_url, "--run-id", run]  # fmt: skip
+        params = server_params(argv, pidfile, tmp_path)
+
+        async def started(client: Client) -> None:
+            # The server is up: an interrupted move of the killed one was rolled forward (and
+            # logged) while it started. The replay of every run so far must equal the disk.
+            with Store.open(store_url) as store:
+                check(store)
+
+        if k == KILLS:
+            async def last() -> None:
+                async with Client(params) as client:
+                    await started(client)
+            anyio.run(last)
+            break
+        answered = drive_and_kill(params, pidfile, move, rng=rng, kill_after=(0.0, 0.5), before=started)
+        tally["kills"] += 1
+        tally["answered_moves"] += len(answered)
+    with Store.open(store_url) as store:
+        for run in runs:
+            tally["recovered_moves_logged"] += sum(
+                1 for e in state_changes(store, run, key=None) if (e.detail or {}).get("recovered")
+            )
+    print("organizer kill -9 tally:", tally)
+    assert tally["kills"] == KILLS and tally["replay_equal"] == KILLS + 1

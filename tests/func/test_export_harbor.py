@@ -243,3 +243,13 @@ def test_export_all_writes_every_overlay_of_a_world_under_every_condition(
     assert cli(["export", "harbor", "--all", "--world", "good", "--out", str(tmp_path / "all"), "--json"]) == 0
     tasks = json.loads(capsys.readouterr().out)["tasks"]
     assert sorted(Path(t["path"]).name for t in tasks) == expected == sorted(p.name for p in (tmp_path / "all").iterdir())
+
+
+def test_an_export_depends_only_on_its_inputs(exported: Path, tmp_path: Path) -> None:
+    assert cli(["export", "harbor", "--overlay", str(TRIAGE), "--out", str(tmp_path / "again")]) == 0
+
+    def tree(root: Path) -> dict[str, bytes]:
+        return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+    first, second = tree(exported / "cc1-triage__full"), tree(tmp_path / "again" / "cc1-triage__full")
+    assert first.keys() == second.keys() and [k for k in first if first[k] != second[k]] == []

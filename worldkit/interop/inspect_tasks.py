@@ -33,7 +33,16 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import mcp_connection, mcp_server_stdio
 
-__all__ = ["PHARMACO_TASKS", "infoorg_task", "organizer_session", "overlay_task", "seat_session", "structure_scorer", "worldkit_scorer", "worldkit_task"]
+__all__ = [
+    "PHARMACO_TASKS",
+    "infoorg_task",
+    "organizer_session",
+    "overlay_task",
+    "seat_session",
+    "structure_scorer",
+    "worldkit_scorer",
+    "worldkit_task",
+]
 
 DEMO_WORLD = "pharmaco_demo"
 PHARMACO_TASKS = (

@@ -140,6 +140,14 @@ def render_table(report: BaselineReport) -> str:
     return "\n".join(lines)
 
 
+def _default_manifest(family: str, write: bool) -> Path:
+    """`manifests/infoorg/<family>.json` on the search path (`worldkit.locate`); a new one goes to ./manifests."""
+    from worldkit.locate import find_manifest
+
+    found = None if write else find_manifest("infoorg", f"{family}.json")
+    return found or Path("manifests") / "infoorg" / f"{family}.json"
+
+
 @infoorg_app.command("build")
 def build(
     family: FamilyChoice = typer.Option(..., "--family", help="Task family to build."),
@@ -164,7 +172,7 @@ def build(
     """Build InfoOrgBench packets from a local source and check them against the manifest."""
     from worldkit.infoorg.packets import build_to_disk
 
-    manifest_path = manifest or Path("manifests") / "infoorg" / f"{family.value}.json"
+    manifest_path = manifest or _default_manifest(family.value, write_manifest)
     with _progress() as progress:
         result = build_to_disk(
             family.value, source, out, manifest_path, tasks=tasks, seed=seed,

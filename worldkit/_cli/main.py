@@ -58,6 +58,30 @@ _COMMANDS: dict[str, tuple[str, ...]] = {
 
 _ROOT_OPTIONS = {"--debug"}
 
+
+def _global_options(args: list[str]) -> tuple[list[str], bool, list[str]]:
+    """`args` without the global options (`--debug`, `--worlds DIR`), which are accepted anywhere."""
+    rest: list[str] = []
+    debug = False
+    worlds: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            rest += args[i:]
+            break
+        if arg == "--debug":
+            debug = True
+        elif arg == "--worlds" and i + 1 < len(args):
+            worlds.append(args[i + 1])
+            i += 1
+        elif arg.startswith("--worlds="):
+            worlds.append(arg.split("=", 1)[1])
+        else:
+            rest.append(arg)
+        i += 1
+    return rest, debug, worlds
+
 _state: dict[str, Any] = {"debug": False}
 _built: dict[str, Any] = {}
 _registered: list[str] = []
@@ -86,13 +110,18 @@ def _root_app() -> Any:
 
         @app.callback()
         def _root(
-            debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
+            debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors (accepted anywhere)."),
+            worlds: list[str] = typer.Option(
+                [], "--worlds", metavar="DIR",
+                help="Also search DIR for worlds, overlays and manifests, first (repeatable, accepted anywhere; "
+                "see $WORLDKIT_PATH).",
+            ),
             version: bool = typer.Option(
                 False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
             ),
         ) -> None:
             """worldkit command line."""
-            _state["debug"] = debug
+            # the global options are taken out of argv by `run` (so they work anywhere); listed here for --help
 
         _built["app"] = app
     return _built["app"]
@@ -135,8 +164,8 @@ def __getattr__(name: str) -> Any:
 
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI and return its exit code (used by `main` and by tests)."""
-    args = list(argv if argv is not None else sys.argv[1:])
-    if [a for a in args[:2] if a != "--debug"][:1] == ["--version"]:
+    args, debug, worlds = _global_options(list(argv if argv is not None else sys.argv[1:]))
+    if args[:1] == ["--version"]:
         sys.stdout.write(f"worldkit {__version__}\n")  # eager, as the typer option: no command runs
         return 0
     import click
@@ -147,10 +176,13 @@ def run(argv: list[str] | None = None) -> int:
     except ImportError:  # pragma: no cover - older typer
         _TyperClickException = click.ClickException
     click_errors = (click.ClickException, _TyperClickException)
+    from worldkit.locate import extra_roots
+
     command = typer.main.get_command(_register(_modules_for(args)))
-    debug = "--debug" in args
+    _state["debug"] = debug
     try:
-        result = command.main(args=argv, prog_name="worldkit", standalone_mode=False)
+        with extra_roots(worlds):
+            result = command.main(args=args, prog_name="worldkit", standalone_mode=False)
     except WorldkitError as error:
         if debug:
             raise

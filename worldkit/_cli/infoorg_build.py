@@ -152,7 +152,7 @@ def _default_manifest(family: str, write: bool) -> Path:
 def build(
     family: FamilyChoice = typer.Option(..., "--family", help="Task family to build."),
     source: Path = typer.Option(
-        ..., "--source", metavar="DIR",
+        ..., "--source", metavar="PATH", exists=True,
         help="Local source: a kubernetes/enhancements checkout (design), the AMI manual "
         "annotations (recap), or a Jira REST v2 JSON export (thread).",
     ),
@@ -194,7 +194,7 @@ def build(
 @infoorg_app.command("baselines")
 def baselines(
     family: FamilyChoice = typer.Option(..., "--family", help="Task family."),
-    source: Path = typer.Option(..., "--source", metavar="DIR", help="Local source, as for build."),
+    source: Path = typer.Option(..., "--source", metavar="PATH", exists=True, help="Local source, as for build."),
     tasks: int = typer.Option(50, "--tasks", min=1, help="Number of tasks to build and score."),
     seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Build seed."),
     economy_lambda: float = typer.Option(

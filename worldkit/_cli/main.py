@@ -104,7 +104,7 @@ def _root_app() -> Any:
             name="worldkit",
             help="Build organizational worlds, lay tasks on them, serve them to agents and grade the runs.",
             no_args_is_help=True,
-            add_completion=False,
+            add_completion=True,
             pretty_exceptions_enable=False,
         )
 
@@ -162,6 +162,17 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def _fail(message: str, code: int, as_json: bool) -> int:
+    """Report an error: `error: …` on stderr, or under --json `{"error", "exit_code"}` on stdout."""
+    if as_json:
+        import json
+
+        sys.stdout.write(json.dumps({"error": message, "exit_code": code, "schema_version": 1}, sort_keys=True) + "\n")
+    else:
+        sys.stderr.write(f"error: {message}\n")
+    return code
+
+
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI and return its exit code (used by `main` and by tests)."""
     args, debug, worlds = _global_options(list(argv if argv is not None else sys.argv[1:]))
@@ -178,7 +189,10 @@ def run(argv: list[str] | None = None) -> int:
     click_errors = (click.ClickException, _TyperClickException)
     from worldkit.locate import extra_roots
 
-    command = typer.main.get_command(_register(_modules_for(args)))
+    as_json = "--json" in args[: args.index("--") if "--" in args else len(args)]
+    from worldkit._cli.helpfmt import readable
+
+    command = readable(typer.main.get_command(_register(_modules_for(args))))
     _state["debug"] = debug
     try:
         with extra_roots(worlds):
@@ -186,16 +200,21 @@ def run(argv: list[str] | None = None) -> int:
     except WorldkitError as error:
         if debug:
             raise
-        typer.echo(f"error: {error.message}", err=True)
-        return int(error.exit_code)
+        return _fail(error.message, int(error.exit_code), as_json)
     except click.exceptions.Exit as done:
         return int(done.exit_code)
     except click_errors as error:
-        error.show()
-        return int(ExitCode.USAGE)
+        if not as_json:
+            error.show()
+            return int(ExitCode.USAGE)
+        return _fail(error.format_message(), int(ExitCode.USAGE), as_json)
     except click.exceptions.Abort:
-        typer.echo("aborted", err=True)
-        return int(ExitCode.USAGE)
+        return _fail("aborted", int(ExitCode.USAGE), as_json)
+    except Exception as error:  # a bug, not bad input: one line (the traceback with --debug)
+        if debug:
+            raise
+        return _fail(f"internal error: {type(error).__name__}: {error} (rerun with --debug for the traceback)",
+                     int(ExitCode.INTERNAL), as_json)  # fmt: skip
     return int(result) if isinstance(result, int) else 0
 
 

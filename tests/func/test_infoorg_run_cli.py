@@ -83,10 +83,12 @@ def test_run_a_baseline_through_the_tools_with_the_event_log(
 
 
 def test_run_usage_errors(capsys, packets: Path, tmp_path: Path) -> None:
-    code, _, err = cli(capsys, "run", "--packet", str(packets / "thread-001"), "--agent", "best")
+    store = f"sqlite:///{tmp_path / 'usage.db'}"  # never the default store in the cwd
+    code, _, err = cli(capsys, "run", "--packet", str(packets / "thread-001"), "--agent", "best",
+                       "--store", store)
     assert code == 2 and err.startswith("error: unknown agent 'best'; available agents: baseline:fixed, ")
     assert "openai[:MODEL]" in err and "baseline:random[:SEED]" in err
-    code, _, err = cli(capsys, "run", "--packet", str(tmp_path), "--agent", "noop")
+    code, _, err = cli(capsys, "run", "--packet", str(tmp_path), "--agent", "noop", "--store", store)
     assert code == 3 and err == (f"error: file {tmp_path / 'overlay.json'}: no overlay.json; pass a "
                                  "packet directory built by `worldkit infoorg build`\n")
     args = ["run", "--packet", str(packets / "thread-001"), "--agent", "noop", "--out",

@@ -23,7 +23,7 @@ h1{margin-bottom:.2em}h2{margin-top:2em;border-bottom:1px solid #ddd;padding-bot
 table{border-collapse:collapse;margin:0 0 1.5em;font-size:.9em}
 caption{text-align:left;font-weight:bold;padding:.3em 0}
 th,td{padding:.2em .7em;border-bottom:1px solid #e4e4e4;text-align:right;vertical-align:top}
-th:first-child,td:first-child{text-align:left}
+th:first-child,td:first-child,.text2 th:nth-child(2),.text2 td:nth-child(2){text-align:left}
 .panels{display:grid;grid-template-columns:repeat(auto-fill,minmax(30em,1fr));gap:1.2em 2em}
 figure{margin:0}figcaption{font-size:.85em;color:#444;margin-bottom:.3em}
 figure svg{max-width:100%;height:auto}
@@ -46,7 +46,7 @@ task-cluster bootstrap intervals.</p>
 </div>
 {% endfor %}
 <h2>Tables</h2>
-{% for title, header, rows in tables %}<table><caption>{{ title }}</caption>
+{% for title, header, rows in tables %}<table{% if header[1] == "Condition" %} class="text2"{% endif %}><caption>{{ title }}</caption>
 <thead><tr>{% for cell in header %}<th>{{ cell }}</th>{% endfor %}</tr></thead><tbody>
 {% for row in rows %}<tr>{% for cell in row %}<td>{{ cell }}</td>{% endfor %}</tr>
 {% endfor %}</tbody></table>

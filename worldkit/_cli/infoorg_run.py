@@ -99,7 +99,7 @@ def run_command(
         help="Packet directory; repeat it (or give a folder of packets) to run a family and print Tables 3 and 13.",
     ),
     agent: str = typer.Option(
-        ..., "--agent",
+        ..., "--agent", metavar="[noop|openai:MODEL|baseline:NAME|PLUGIN]",
         help="Any registered agent: noop, openai:MODEL (the ReAct-FC harness), baseline:flat, "
         "baseline:fixed, baseline:silhouette, baseline:random[:SEED], or a plug-in's.",
     ),

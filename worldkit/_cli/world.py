@@ -19,7 +19,7 @@ def show(
 ) -> None:
     """Revisions with digests, seats, the history's date span and counts."""
     from worldkit.world import load_world
-    from worldkit.world.summary import describe_world
+    from worldkit.access.summary import describe_world
 
     info = describe_world(load_world(world), rev)
     if as_json:
@@ -45,7 +45,7 @@ def load(
     """Validate a world and store every revision with its digest."""
     from worldkit.store import Store
     from worldkit.world import load_world
-    from worldkit.world.loadstore import store_world
+    from worldkit.store.worlds import store_world
 
     package = load_world(world)
     with Store.open(store) as opened:
@@ -68,7 +68,7 @@ def stats(
     from worldkit.errors import UsageError
     from worldkit.materialize import parse_date
     from worldkit.world import load_world
-    from worldkit.world.stats import world_stats
+    from worldkit.overlay.stats import world_stats
 
     package = load_world(world)
     if date is None and package.spec.default_date is None:

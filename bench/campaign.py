@@ -8,7 +8,7 @@
   runs, with oracle, noop and a scripted `openai` agent (a local endpoint that answers at once);
   prints the workers' resident memory after each run (from the store) and the per-run slope.
 
-    python bench/campaign.py [--workers 2] [--repeats 1] [--paper]
+    python bench/campaign.py [--workers 2] [--repeats 1] [--paper] [--tmp DIR]
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def campaign(design: Path, out: Path, workers: int) -> tuple[float, dict]:
 def speedup(args: argparse.Namespace) -> dict:
     times: dict[int, list[float]] = defaultdict(list)
     cpu: dict[int, list[float]] = defaultdict(list)
-    with tempfile.TemporaryDirectory(prefix="wkcampaign-speedup-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="wkcampaign-speedup-", dir=args.tmp, ignore_cleanup_errors=True) as tmp:
         design = Path(tmp) / "design.yaml"
         design.write_text(f"tasks: {json.dumps(SPEEDUP_TASKS)}\nagents: [oracle, noop]\nconditions: {{full: 4}}\nseed: 1\n")
         for repeat in range(args.repeats):
@@ -105,7 +105,7 @@ def paper(args: argparse.Namespace) -> dict:
 
     server, url = _scripted_endpoint()
     try:
-        with tempfile.TemporaryDirectory(prefix="wkcampaign-paper-") as tmp:
+        with tempfile.TemporaryDirectory(prefix="wkcampaign-paper-", dir=args.tmp, ignore_cleanup_errors=True) as tmp:
             design = Path(tmp) / "design.yaml"
             design.write_text(
                 f"tasks: {json.dumps(PAPER_TASKS)}\n"
@@ -143,6 +143,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--paper", action="store_true", help="run the 192-run plan and report memory")
+    parser.add_argument("--tmp", default=None, help="scratch folder for the campaigns (default: the system's)")
     args = parser.parse_args()
     print(json.dumps(paper(args) if args.paper else speedup(args)))
 

@@ -18,9 +18,9 @@ def test_a_port_in_use_or_a_bad_host(capsys: pytest.CaptureFixture[str]) -> None
         port = busy.getsockname()[1]
         assert cli(["serve", "--transport", "http", "--port", str(port)]) == 2
         err = capsys.readouterr().err
-        assert f"cannot listen on 127.0.0.1:{port}" in err and "choose a free --port" in err
+        assert f"cannot listen on 127.0.0.1:{port}" in err and "Traceback" not in err
     assert cli(["serve", "--transport", "http", "--host", "no-such-host.invalid"]) == 2
-    assert "is not an address to listen on" in capsys.readouterr().err
+    assert "does not resolve" in capsys.readouterr().err
     assert cli(["serve", "--transport", "http", "--port", "70000"]) == 2
     assert "Traceback" not in capsys.readouterr().err
 

@@ -229,3 +229,28 @@ def test_export_refuses_an_existing_task_directory_and_bad_options(exported: Pat
     assert cli(["export", "harbor", "--all", "--out", str(exported)]) == 2
     assert "--all needs --world W" in capsys.readouterr().err
     assert cli(["export", "harbor", "--overlay", str(TRIAGE), "--condition", "curated:nope", "--out", str(exported / "x")]) != 0
+
+
+def test_export_all_writes_every_overlay_of_a_world_under_every_condition(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.fixtures.overlays.paths import FIXTURES
+    from worldkit.overlay import find_overlays
+
+    monkeypatch.setenv("WORLDKIT_OVERLAYS", str(FIXTURES))
+    models = [load_overlay(p) for p in find_overlays("good")]
+    expected = sorted(f"{m.id}__{c.replace(':', '-')}" for m in models for c in ["full", *(f"curated:{n}" for n in m.curated)])
+    assert len(models) >= 2 and len(expected) > len(models)
+    assert cli(["export", "harbor", "--all", "--world", "good", "--out", str(tmp_path / "all"), "--json"]) == 0
+    tasks = json.loads(capsys.readouterr().out)["tasks"]
+    assert sorted(Path(t["path"]).name for t in tasks) == expected == sorted(p.name for p in (tmp_path / "all").iterdir())
+
+
+def test_an_export_depends_only_on_its_inputs(exported: Path, tmp_path: Path) -> None:
+    assert cli(["export", "harbor", "--overlay", str(TRIAGE), "--out", str(tmp_path / "again")]) == 0
+
+    def tree(root: Path) -> dict[str, bytes]:
+        return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+    first, second = tree(exported / "cc1-triage__full"), tree(tmp_path / "again" / "cc1-triage__full")
+    assert first.keys() == second.keys() and [k for k in first if first[k] != second[k]] == []

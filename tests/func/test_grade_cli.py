@@ -127,14 +127,14 @@ def test_a_session_staged_like_serve_and_driven_from_outside_is_graded(capsys, t
     from mcp import Client
 
     from worldkit.mcp.server import build_seat_server
-    from worldkit.mcp.session import open_run, stage_seat
+    from worldkit.mcp.session import default_anchor, open_run, stage_seat
     from worldkit.run.folder import folder_for_package, write_run_folder
     from worldkit.store import Store
 
     out = tmp_path / "served"
     store = f"sqlite:///{tmp_path / 's.db'}"
     staged = stage_seat(overlay=str(GOOD), condition="full", out=out)
-    with Store.open(store) as opened, open_run(opened, "outside-1", staged.config.seat) as log:
+    with Store.open(store) as opened, open_run(opened, "outside-1", staged.config.seat, anchor=default_anchor("outside-1", out)) as log:
         write_run_folder(out, folder_for_package(out, run_id="outside-1", store=store, overlay_path=str(GOOD)))
         server = build_seat_server(staged.projection, staged.config, workspace=staged.workspace, event_log=log)
         overlay = load_overlay(GOOD)
@@ -149,3 +149,45 @@ def test_a_session_staged_like_serve_and_driven_from_outside_is_graded(capsys, t
     assert graded["agent"] == "external" and graded["run_id"] == "outside-1"
     assert graded["deterministic_passed"] == graded["deterministic_total"] == 12
     assert "unknown" not in graded["access"].values() and graded["access"]["C2"] == "accessed"
+
+
+def test_a_served_folder_whose_log_was_cut_after_the_session_is_refused(capsys, tmp_path: Path) -> None:
+    """The anchor `serve --out` leaves in the folder pins the log's head: delete the last event
+    (guards dropped, as an attacker with the database file would) and `grade DIR` refuses."""
+    import sqlite3
+
+    import anyio
+    from mcp import Client
+
+    from worldkit.mcp.server import build_seat_server
+    from worldkit.mcp.session import default_anchor, open_run, stage_seat
+    from worldkit.run.folder import folder_for_package, write_run_folder
+    from worldkit.store import Store
+
+    out = tmp_path / "served"
+    db = tmp_path / "s.db"
+    store = f"sqlite:///{db}"
+    staged = stage_seat(overlay=str(GOOD), condition="full", out=out)
+    with Store.open(store) as opened, open_run(opened, "outside-2", staged.config.seat, anchor=default_anchor("outside-2", out)) as log:
+        write_run_folder(out, folder_for_package(out, run_id="outside-2", store=store, overlay_path=str(GOOD)))
+        server = build_seat_server(staged.projection, staged.config, workspace=staged.workspace, event_log=log)
+        overlay = load_overlay(GOOD)
+
+        async def outside_agent() -> None:
+            async with Client(server) as client:
+                for action in overlay.reference.actions:
+                    await client.call_tool(action.tool, dict(action.args))
+
+        anyio.run(outside_agent)
+    conn = sqlite3.connect(db)
+    triggers = [name for (name,) in conn.execute("select name from sqlite_master where type = 'trigger'")]
+    for name in triggers:
+        conn.execute(f'drop trigger "{name}"')
+    tables = [name for (name,) in conn.execute("select name from sqlite_master where type = 'table'")]
+    events = next(t for t in tables if "event" in t)
+    conn.execute(f'delete from "{events}" where seq = (select max(seq) from "{events}")')
+    conn.commit()
+    conn.close()
+    assert run(["grade", str(out), "--json"]) != 0
+    err = capsys.readouterr().err
+    assert "outside-2" in err

@@ -50,7 +50,7 @@ def test_the_entry_point_names_the_module_that_registers_the_tasks() -> None:
     from inspect_ai._util.registry import registry_lookup
 
     module = importlib.import_module(declared_entry_point())
-    for name in ("qualification_sweep", "task", *(t.replace("-", "_") for t in module.PHARMACO_TASKS)):
+    for name in ("qualification_sweep", "task", "infoorg", *(t.replace("-", "_") for t in module.PHARMACO_TASKS)):
         assert registry_lookup("task", f"worldkit/{name}") is not None, name
     # every overlay of the demo world is a task, and nothing else
     assert sorted(module.PHARMACO_TASKS) == sorted(p.name for p in (REPO / "overlays" / "pharmaco_demo").iterdir() if p.is_dir())
@@ -146,3 +146,61 @@ def test_an_unknown_condition_is_refused_before_anything_runs(tmp_path: Path, en
     with pytest.raises(UsageError, match="curated:nope"):
         inspect_ai.eval("worldkit/task", model="mockllm/model", task_args={"overlay": str(TRIAGE), "condition": "curated:nope"},
                         log_dir=str(tmp_path / "logs"), display="none")  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def thread_packet(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tests.fixtures.jira_export import write_jira_export
+    from worldkit.infoorg.packets import build_packets, write_packets
+    from worldkit.overlay.checks import CHECKS
+
+    saved = dict(CHECKS)
+    root = tmp_path_factory.mktemp("infoorg")
+    write_packets(build_packets("thread", write_jira_export(root / "export"), 1), root / "packets")
+    CHECKS.clear()
+    CHECKS.update(saved)
+    [packet] = sorted((root / "packets").iterdir())
+    return packet
+
+
+@pytest.mark.parametrize("filing", ["reference", "one-folder"])
+def test_an_infoorg_packet_is_scored_with_the_structure_score(
+    tmp_path: Path, thread_packet: Path, entry_point_path: list[str], capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch, filing: str,
+) -> None:  # fmt: skip
+    from worldkit.infoorg.reference import load_reference
+    from worldkit.overlay.checks import CHECKS
+
+    saved = dict(CHECKS)  # restored below: loading a packet registers a check
+    for entry in entry_point_path:
+        monkeypatch.syspath_prepend(entry)
+    paths = load_reference(thread_packet).paths()
+    if filing == "reference":
+        folders: dict[tuple[str, ...], list[str]] = {}
+        for record, path in paths.items():
+            folders.setdefault(tuple(path), []).append(record)
+    else:
+        folders = {("everything",): sorted(paths)}
+    outputs = [ModelOutput.for_tool_call("mockllm/model", "move_files", {"ids": ids, "destination": list(folder)})
+               for folder, ids in sorted(folders.items())]  # fmt: skip
+    outputs.append(ModelOutput.from_content("mockllm/model", '{"done": true}'))
+    for output in outputs:
+        output.usage = USAGE
+    try:
+        [log] = inspect_ai.eval(
+            "worldkit/infoorg", model=get_model("mockllm/model", custom_outputs=outputs),
+            task_args={"packet": str(thread_packet), "runs": str(tmp_path / "runs")}, log_dir=str(tmp_path / "logs"),
+            display="none",
+        )  # fmt: skip
+        assert log.status == "success", log.error
+        score = log.samples[0].scores["structure_scorer"]
+        capsys.readouterr()
+        workspace = Path(score.metadata["run_dir"]) / "workspace"
+        code = cli(["infoorg", "score", "--packet", str(thread_packet), "--workspace", str(workspace), "--json"])
+        direct = json.loads(capsys.readouterr().out)
+    finally:
+        CHECKS.clear()
+        CHECKS.update(saved)
+    assert code == 0 and direct["valid"] and score.value["valid"] == 1.0
+    assert score.value["S"] == direct["S"] and score.metadata["structure_score"] == direct
+    assert (score.value["S"] == 1.0) == (filing == "reference")

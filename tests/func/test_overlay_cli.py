@@ -87,6 +87,13 @@ def test_new_check_freeze_pin_workflow(tmp_path: Path, capsys: pytest.CaptureFix
     assert run(argv) == 0
     assert capsys.readouterr().out == f"wrote {target}\nnext: fill in the TODOs, then `worldkit overlay check {target}`\n"
     assert run(argv) == 2 and "exists; pass --force" in capsys.readouterr().err
+    assert run(["overlay", "check", str(target)]) == 1  # the scaffold's TODOs are not an overlay yet
+    out = capsys.readouterr().out
+    assert "error   placeholder-left               title: still holds the placeholder TODO" in out
+    assert out.endswith("t1: FAILED (5 error(s), 1 warning(s))\n")
+    assert run(["overlay", "freeze", str(target), "--manifests", str(tmp_path / "manifests")]) == 1
+    assert "fix them before freezing" in capsys.readouterr().err
+    target.write_text(target.read_text().replace("TODO: title of", "Title of").replace("TODO", "Written"))
     assert run(["overlay", "check", str(target)]) == 0
     capsys.readouterr()
     lock = _json(capsys, ["overlay", "freeze", str(target), "--manifests", str(tmp_path / "manifests"), "--json"])

@@ -41,6 +41,10 @@ def harbor(
     condition: list[str] = typer.Option(  # noqa: B008
         None, "--condition", help="full or curated:NAME (repeatable); default full, with --all every condition."
     ),
+    packet: list[Path] = typer.Option(  # noqa: B008
+        None, "--packet", metavar="DIR",
+        help="InfoOrgBench packet directory, or a folder of packets (repeatable); excludes --overlay/--all.",
+    ),
     every: bool = typer.Option(False, "--all", help="Every overlay of --world."),
     world: str | None = typer.Option(None, "--world", help="With --all: the world whose overlays to export."),
     out: Path = typer.Option(..., "--out", metavar="DIR", help="Folder to write one task directory per (task, condition) into."),
@@ -50,6 +54,27 @@ def harbor(
     MCP sidecar), tests/test.sh (`worldkit grade` → reward.json) and solution/solve.sh (the oracle)."""
     from worldkit._cli.output import echo_json
     from worldkit.errors import UsageError
+
+    if packet:
+        if overlay or every or world or condition:
+            raise UsageError("--packet excludes --overlay/--all/--world/--condition: a packet is one InfoOrgBench task")
+        from worldkit._cli.infoorg_run import _expand_packets
+        from worldkit.interop.harbor_infoorg import export_harbor_packet
+
+        exported = [export_harbor_packet(p, out) for p in _expand_packets(list(packet))]
+    else:
+        exported = _export_overlays(out, overlay, condition, every, world)
+    if as_json:
+        echo_json({"tasks": [{"path": str(e.path), "name": e.name, "overlay": e.overlay, "condition": e.condition}
+                             for e in exported]})  # fmt: skip
+        return
+    for e in exported:
+        typer.echo(f"wrote {e.path} ({e.name})", err=True)
+
+
+def _export_overlays(out: Path, overlay: list[str] | None, condition: list[str] | None, every: bool,
+                     world: str | None) -> list:  # fmt: skip
+    from worldkit.errors import UsageError
     from worldkit.interop.harbor import export_harbor
 
     if every and world is None:
@@ -58,13 +83,7 @@ def harbor(
         raise UsageError("--all and --overlay exclude each other: export every overlay of a world, or the ones named")
     if world is not None and not every:
         raise UsageError("--world is for --all; name single tasks with --overlay T")
-    exported = export_harbor(out, overlays=overlay or None, world=world if every else None, conditions=condition or None)
-    if as_json:
-        echo_json({"tasks": [{"path": str(e.path), "name": e.name, "overlay": e.overlay, "condition": e.condition}
-                             for e in exported]})  # fmt: skip
-        return
-    for e in exported:
-        typer.echo(f"wrote {e.path} ({e.name})", err=True)
+    return export_harbor(out, overlays=overlay or None, world=world if every else None, conditions=condition or None)
 
 
 def register(app: typer.Typer) -> None:

@@ -9,6 +9,10 @@ import typer
 
 from worldkit._cli.output import echo_json
 
+JUDGE_METAVAR = "[none|facts|openai|PLUGIN]"
+"""The built-in judges (worldkit.run.judge); plug-ins add theirs through the `worldkit.judges` entry points."""
+AGENT_METAVAR = "[noop|oracle|openai|baseline:NAME|PLUGIN]"
+"""The built-in agents (worldkit.run.agents.BUILTIN_AGENTS); plug-ins add theirs through entry points."""
 JUDGE_HELP = "Judge for semantic criteria: openai (its own endpoint), facts (offline, from the truth section) or none (ungraded)."
 
 
@@ -41,7 +45,7 @@ def grade_command(
     condition: str = typer.Option("full", "--condition", help="With --overlay: full or curated:NAME."),
     log: str | None = typer.Option(None, "--log", help="Run id of the session's event log (state changes, access)."),
     store: str | None = typer.Option(None, "--store", help="Store URL holding the log (default: the folder's, or $WORLDKIT_STORE)."),
-    judge: str = typer.Option("none", "--judge", help=JUDGE_HELP),
+    judge: str = typer.Option("none", "--judge", metavar=JUDGE_METAVAR, help=JUDGE_HELP),
     judge_base_url: str = typer.Option(None, "--judge-base-url", help="The judge's own endpoint (default $WORLDKIT_JUDGE_BASE_URL)."),
     judge_model: str = typer.Option(None, "--judge-model", help="The judge's model (default $WORLDKIT_JUDGE_MODEL)."),
     judge_retries: int = typer.Option(None, "--judge-retries", help="Retries of a failing judge request (default 3)."),
@@ -76,7 +80,7 @@ def grade_command(
 
 def judge_batch_command(
     runs: list[Path] = typer.Argument(..., help="Run folders or directories holding execution records."),  # noqa: B008
-    judge: str = typer.Option("openai", "--judge", help="Judge for the semantic criteria."),
+    judge: str = typer.Option("openai", "--judge", metavar=JUDGE_METAVAR, help="Judge for the semantic criteria."),
     judge_base_url: str = typer.Option(None, "--judge-base-url", help="The judge's own endpoint (default $WORLDKIT_JUDGE_BASE_URL)."),
     judge_model: str = typer.Option(None, "--judge-model", help="The judge's model (default $WORLDKIT_JUDGE_MODEL)."),
     judge_retries: int = typer.Option(None, "--judge-retries", help="Retries of a failing judge request (default 3)."),

@@ -140,11 +140,19 @@ def render_table(report: BaselineReport) -> str:
     return "\n".join(lines)
 
 
+def _default_manifest(family: str, write: bool) -> Path:
+    """`manifests/infoorg/<family>.json` on the search path (`worldkit.locate`); a new one goes to ./manifests."""
+    from worldkit.locate import find_manifest
+
+    found = None if write else find_manifest("infoorg", f"{family}.json")
+    return found or Path("manifests") / "infoorg" / f"{family}.json"
+
+
 @infoorg_app.command("build")
 def build(
     family: FamilyChoice = typer.Option(..., "--family", help="Task family to build."),
     source: Path = typer.Option(
-        ..., "--source", metavar="DIR",
+        ..., "--source", metavar="PATH", exists=True,
         help="Local source: a kubernetes/enhancements checkout (design), the AMI manual "
         "annotations (recap), or a Jira REST v2 JSON export (thread).",
     ),
@@ -164,7 +172,7 @@ def build(
     """Build InfoOrgBench packets from a local source and check them against the manifest."""
     from worldkit.infoorg.packets import build_to_disk
 
-    manifest_path = manifest or Path("manifests") / "infoorg" / f"{family.value}.json"
+    manifest_path = manifest or _default_manifest(family.value, write_manifest)
     with _progress() as progress:
         result = build_to_disk(
             family.value, source, out, manifest_path, tasks=tasks, seed=seed,
@@ -186,7 +194,7 @@ def build(
 @infoorg_app.command("baselines")
 def baselines(
     family: FamilyChoice = typer.Option(..., "--family", help="Task family."),
-    source: Path = typer.Option(..., "--source", metavar="DIR", help="Local source, as for build."),
+    source: Path = typer.Option(..., "--source", metavar="PATH", exists=True, help="Local source, as for build."),
     tasks: int = typer.Option(50, "--tasks", min=1, help="Number of tasks to build and score."),
     seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Build seed."),
     economy_lambda: float = typer.Option(

@@ -47,6 +47,11 @@ def serve_command(
     run_id: str | None = typer.Option(
         None, "--run-id", help="Run id for the event log (default: a new one)."
     ),
+    candidate_only: bool = typer.Option(
+        False, "--candidate-only",
+        help="The packet is its candidate side only (packet.json, overlay.json, candidate/), as exported for "
+        "Harbor: check that side's digest instead of the whole packet and the world.",
+    ),
 ) -> None:
     """Serve a packet's organizer tools (list, read, search, move, check inventory) over MCP.
 
@@ -58,7 +63,12 @@ def serve_command(
     from worldkit.mcp.stdio import run_stdio
     from worldkit.store import Store
 
-    overlay = check_overlay(packet)
+    if candidate_only:
+        from worldkit.interop.harbor_infoorg import check_candidate_packet
+
+        overlay = check_candidate_packet(packet)
+    else:
+        overlay = check_overlay(packet)
     staged = stage_workspace(packet, workspace)
     with Store.open(store) as opened:
         run = run_id or new_run_id(overlay.seat)
@@ -89,7 +99,7 @@ def run_command(
         help="Packet directory; repeat it (or give a folder of packets) to run a family and print Tables 3 and 13.",
     ),
     agent: str = typer.Option(
-        ..., "--agent",
+        ..., "--agent", metavar="[noop|openai:MODEL|baseline:NAME|PLUGIN]",
         help="Any registered agent: noop, openai:MODEL (the ReAct-FC harness), baseline:flat, "
         "baseline:fixed, baseline:silhouette, baseline:random[:SEED], or a plug-in's.",
     ),

@@ -55,10 +55,10 @@ def render_table(score: StructureScore) -> str:
 
 
 def _report(score: StructureScore, as_json: bool, what: str) -> None:
-    from worldkit.canon import pretty_json
-
     if as_json:
-        typer.echo(pretty_json(score.model_dump(mode="json")), nl=False)
+        from worldkit._cli.output import echo_json
+
+        echo_json(score.model_dump(mode="json"))
     else:
         typer.echo(render_table(score), nl=False)
     if not score.valid:

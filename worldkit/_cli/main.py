@@ -58,6 +58,30 @@ _COMMANDS: dict[str, tuple[str, ...]] = {
 
 _ROOT_OPTIONS = {"--debug"}
 
+
+def _global_options(args: list[str]) -> tuple[list[str], bool, list[str]]:
+    """`args` without the global options (`--debug`, `--worlds DIR`), which are accepted anywhere."""
+    rest: list[str] = []
+    debug = False
+    worlds: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            rest += args[i:]
+            break
+        if arg == "--debug":
+            debug = True
+        elif arg == "--worlds" and i + 1 < len(args):
+            worlds.append(args[i + 1])
+            i += 1
+        elif arg.startswith("--worlds="):
+            worlds.append(arg.split("=", 1)[1])
+        else:
+            rest.append(arg)
+        i += 1
+    return rest, debug, worlds
+
 _state: dict[str, Any] = {"debug": False}
 _built: dict[str, Any] = {}
 _registered: list[str] = []
@@ -80,19 +104,24 @@ def _root_app() -> Any:
             name="worldkit",
             help="Build organizational worlds, lay tasks on them, serve them to agents and grade the runs.",
             no_args_is_help=True,
-            add_completion=False,
+            add_completion=True,
             pretty_exceptions_enable=False,
         )
 
         @app.callback()
         def _root(
-            debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
+            debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors (accepted anywhere)."),
+            worlds: list[str] = typer.Option(
+                [], "--worlds", metavar="DIR",
+                help="Also search DIR for worlds, overlays and manifests, first (repeatable, accepted anywhere; "
+                "see $WORLDKIT_PATH).",
+            ),
             version: bool = typer.Option(
                 False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
             ),
         ) -> None:
             """worldkit command line."""
-            _state["debug"] = debug
+            # the global options are taken out of argv by `run` (so they work anywhere); listed here for --help
 
         _built["app"] = app
     return _built["app"]
@@ -133,10 +162,21 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def _fail(message: str, code: int, as_json: bool) -> int:
+    """Report an error: `error: …` on stderr, or under --json `{"error", "exit_code"}` on stdout."""
+    if as_json:
+        import json
+
+        sys.stdout.write(json.dumps({"error": message, "exit_code": code, "schema_version": 1}, sort_keys=True) + "\n")
+    else:
+        sys.stderr.write(f"error: {message}\n")
+    return code
+
+
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI and return its exit code (used by `main` and by tests)."""
-    args = list(argv if argv is not None else sys.argv[1:])
-    if [a for a in args[:2] if a != "--debug"][:1] == ["--version"]:
+    args, debug, worlds = _global_options(list(argv if argv is not None else sys.argv[1:]))
+    if args[:1] == ["--version"]:
         sys.stdout.write(f"worldkit {__version__}\n")  # eager, as the typer option: no command runs
         return 0
     import click
@@ -147,23 +187,34 @@ def run(argv: list[str] | None = None) -> int:
     except ImportError:  # pragma: no cover - older typer
         _TyperClickException = click.ClickException
     click_errors = (click.ClickException, _TyperClickException)
-    command = typer.main.get_command(_register(_modules_for(args)))
-    debug = "--debug" in args
+    from worldkit.locate import extra_roots
+
+    as_json = "--json" in args[: args.index("--") if "--" in args else len(args)]
+    from worldkit._cli.helpfmt import readable
+
+    command = readable(typer.main.get_command(_register(_modules_for(args))))
+    _state["debug"] = debug
     try:
-        result = command.main(args=argv, prog_name="worldkit", standalone_mode=False)
+        with extra_roots(worlds):
+            result = command.main(args=args, prog_name="worldkit", standalone_mode=False)
     except WorldkitError as error:
         if debug:
             raise
-        typer.echo(f"error: {error.message}", err=True)
-        return int(error.exit_code)
+        return _fail(error.message, int(error.exit_code), as_json)
     except click.exceptions.Exit as done:
         return int(done.exit_code)
     except click_errors as error:
-        error.show()
-        return int(ExitCode.USAGE)
+        if not as_json:
+            error.show()
+            return int(ExitCode.USAGE)
+        return _fail(error.format_message(), int(ExitCode.USAGE), as_json)
     except click.exceptions.Abort:
-        typer.echo("aborted", err=True)
-        return int(ExitCode.USAGE)
+        return _fail("aborted", int(ExitCode.USAGE), as_json)
+    except Exception as error:  # a bug, not bad input: one line (the traceback with --debug)
+        if debug:
+            raise
+        return _fail(f"internal error: {type(error).__name__}: {error} (rerun with --debug for the traceback)",
+                     int(ExitCode.INTERNAL), as_json)  # fmt: skip
     return int(result) if isinstance(result, int) else 0
 
 

@@ -11,9 +11,20 @@ from typing import Any
 import typer
 
 
+OUTPUT_SCHEMA_VERSION = 1
+"""`schema_version` of every JSON object a command prints that has no version of its own (the report has)."""
+
+
+def versioned(value: Any) -> Any:
+    """`value` with `schema_version` (when it is an object without one)."""
+    if isinstance(value, dict) and "schema_version" not in value:
+        return {"schema_version": OUTPUT_SCHEMA_VERSION, **value}
+    return value
+
+
 def echo_json(value: Any) -> None:
-    """Print one JSON object on stdout (sorted keys, so output is stable)."""
-    typer.echo(json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False))
+    """Print one JSON object on stdout (sorted keys, so output is stable), carrying `schema_version`."""
+    typer.echo(json.dumps(versioned(value), sort_keys=True, indent=2, ensure_ascii=False))
 
 
 @contextmanager

@@ -35,7 +35,11 @@ def check(
     overlay: str = typer.Argument(..., help="Overlay YAML (or its folder, or its id)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Report every problem of an overlay against its projection (exit 1 if any error)."""
+    """Report every problem of an overlay against its projection.
+
+    Exit 0: no error (warnings allowed). 1: the overlay has errors (listed). 3: it cannot be read
+    (not YAML, or not an overlay at all). 2: no such overlay.
+    """
     from worldkit.overlay import check_overlay
 
     report = check_overlay(overlay)

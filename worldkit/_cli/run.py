@@ -6,17 +6,20 @@ from pathlib import Path
 
 import typer
 
-from worldkit._cli.grade import JUDGE_HELP, build_judge, print_summary
+from worldkit._cli.grade import AGENT_METAVAR, JUDGE_HELP, JUDGE_METAVAR, build_judge, print_summary
 from worldkit._cli.output import echo_json
 
 
 def run_command(
     overlay: str = typer.Option(..., "--overlay", help="Overlay id (under overlays/<world>/) or path."),
-    agent: str = typer.Option(..., "--agent", help="Agent: noop, oracle or openai."),
+    agent: str = typer.Option(
+        ..., "--agent", metavar=AGENT_METAVAR,
+        help="Agent: noop, oracle, openai, a baseline:* (InfoOrgBench) or one an installed plug-in registers.",
+    ),
     condition: str = typer.Option("full", "--condition", help="full or curated:NAME."),
     out: Path = typer.Option(Path("runs"), "--out", help="Folder that receives the run's folder."),
     store: str = typer.Option(None, "--store", help="Store URL for the event log."),
-    judge: str = typer.Option("none", "--judge", help=JUDGE_HELP),
+    judge: str = typer.Option("none", "--judge", metavar=JUDGE_METAVAR, help=JUDGE_HELP),
     judge_base_url: str = typer.Option(None, "--judge-base-url", help="The judge's own OpenAI-compatible endpoint (default $WORLDKIT_JUDGE_BASE_URL)."),
     judge_model: str = typer.Option(None, "--judge-model", help="The judge's model (default $WORLDKIT_JUDGE_MODEL)."),
     judge_retries: int = typer.Option(None, "--judge-retries", help="Retries of a failing judge request (default 3)."),
@@ -48,7 +51,7 @@ def run_command(
 
 def regrade_command(
     run_dir: Path = typer.Argument(..., help="A run folder holding execution-record.json."),
-    judge: str = typer.Option("none", "--judge", help=JUDGE_HELP + " Without one, the recorded semantic verdicts are kept."),
+    judge: str = typer.Option("none", "--judge", metavar=JUDGE_METAVAR, help=JUDGE_HELP + " Without one, the recorded semantic verdicts are kept."),
     judge_base_url: str = typer.Option(None, "--judge-base-url", help="The judge's own endpoint (default $WORLDKIT_JUDGE_BASE_URL)."),
     judge_model: str = typer.Option(None, "--judge-model", help="The judge's model (default $WORLDKIT_JUDGE_MODEL)."),
     judge_retries: int = typer.Option(None, "--judge-retries", help="Retries of a failing judge request (default 3)."),
@@ -63,8 +66,13 @@ def regrade_command(
     The log is checked first against the run folder's anchor (log-anchor.json) and, with --store, the stored log
     too; a log cut short, rewritten or recomputed is refused (exit 1).
     """
-    from worldkit.errors import CheckFailed
+    from worldkit.errors import CheckFailed, UsageError
     from worldkit.run.grade import regrade_run
+    from worldkit.run.record import RECORD_FILENAME
+
+    if not (run_dir / RECORD_FILENAME).is_file():
+        raise UsageError(f"{run_dir} holds no {RECORD_FILENAME}; pass a run folder written by `worldkit run`, "
+                         f"or grade a staged one first with `worldkit grade {run_dir}`")  # fmt: skip
 
     judging = build_judge(judge, judge_base_url, judge_model, judge_retries, judge_backoff)
     record, grades = regrade_run(run_dir, judging, store_url=store)

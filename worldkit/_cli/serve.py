@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import sys
 import tempfile
+from enum import Enum
 from pathlib import Path
 
 import typer
@@ -16,6 +17,30 @@ STORE_HELP = (
     "Store URL (sqlite:///path or postgresql+psycopg://…); default $WORLDKIT_STORE, "
     "else .worldkit/store.db here."
 )
+
+
+class Transport(str, Enum):
+    stdio = "stdio"
+    http = "http"
+
+
+def _check_port_free(host: str, port: int) -> None:
+    """Refuse, before anything is staged or printed, a port that cannot be listened on."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as error:
+        raise UsageError(f"--host {host!r} does not resolve ({error.strerror}); pass an address such as 127.0.0.1")
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as error:
+            raise UsageError(
+                f"cannot listen on {host}:{port}: {error.strerror}; pick another --port or stop what holds it"
+            ) from None
 
 
 def serve_command(
@@ -38,9 +63,9 @@ def serve_command(
         help="Serve an already staged run folder (run.json, package/, workspace/), e.g. one exported for Harbor; "
         "its run id and store are the folder's.",
     ),
-    transport: str = typer.Option("stdio", "--transport", help="stdio or http (streamable HTTP)."),
-    host: str = typer.Option("127.0.0.1", "--host", help="HTTP: address to listen on."),
-    port: int = typer.Option(8000, "--port", min=1, max=65535, help="HTTP: port to listen on."),
+    transport: Transport = typer.Option(Transport.stdio, "--transport", help="stdio or http (streamable HTTP)."),
+    host: str = typer.Option("127.0.0.1", "--host", metavar="HOST", help="HTTP: address to listen on."),
+    port: int = typer.Option(8000, "--port", min=1, max=65535, metavar="PORT", help="HTTP: port to listen on (1-65535)."),
     store: str | None = typer.Option(None, "--store", help=STORE_HELP),
     run_id: str | None = typer.Option(None, "--run-id", help="Run id for the event log (default: a new one)."),
     trust_staged: bool = typer.Option(
@@ -65,10 +90,9 @@ def serve_command(
     from worldkit.mcp.stdio import run_stdio
     from worldkit.store import Store
 
-    if transport not in ("stdio", "http"):
-        raise UsageError(f"--transport {transport!r} is not supported; use stdio or http")
-    if transport == "http":
-        _check_listen(host, port)
+    mode = Transport(transport).value
+    if mode == "http":
+        _check_port_free(host, port)
     if run_folder is not None:
         if any(v is not None for v in (world, rev, date, seat, overlay, condition, projection, out)):
             raise UsageError("--run-folder excludes --world/--rev/--date/--seat/--overlay/--condition/--projection/--out: "
@@ -92,9 +116,9 @@ def serve_command(
                 config = staged.config
                 tools = [tool.name for tool in anyio.run(server.list_tools)]
                 typer.echo(
-                    f"serving seat {config.seat} ({config.world} {config.rev} {config.date}) over {transport}: "
+                    f"serving seat {config.seat} ({config.world} {config.rev} {config.date}) over {mode}: "
                     f"{len(tools)} tools ({', '.join(tools)}); run {run} in store {opened.url}; "
-                    f"log anchor {anchor_file}",
+                    f"log anchor {anchor_file}" + (f"; listening on http://{host}:{port}/mcp" if mode == "http" else ""),
                     err=True,
                 )
                 check = staged.frozen_check
@@ -104,31 +128,12 @@ def serve_command(
                     typer.echo(f"verified against the frozen manifests ({check.counts.get('reference')})", err=True)
                 # A terminated server seals its log and writes the final anchor (the `with` closes).
                 signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
-                if transport == "stdio":
+                if mode == "stdio":
                     run_stdio(server)
                 else:
                     server.run("streamable-http", host=host, port=port)
     finally:
         staged.close()
-
-
-def _check_listen(host: str, port: int) -> None:
-    """The HTTP address can be listened on (checked before anything is staged), else a usage error."""
-    import socket
-
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    except (socket.gaierror, UnicodeError) as error:
-        raise UsageError(f"--host {host!r} is not an address to listen on ({error}); use e.g. 127.0.0.1") from None
-    family, kind, proto, _, address = infos[0]
-    with socket.socket(family, kind, proto) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind(address)
-        except OSError as error:
-            raise UsageError(
-                f"cannot listen on {host}:{port} ({error.strerror or error}); choose a free --port or another --host"
-            ) from None
 
 
 def _stage_run_folder(

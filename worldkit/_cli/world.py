@@ -1,6 +1,8 @@
-"""`worldkit world show|load`: describe a world package, store its revisions."""
+"""`worldkit world show|load|stats|new`: describe a world package, store its revisions."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import typer
 
@@ -17,7 +19,7 @@ def show(
 ) -> None:
     """Revisions with digests, seats, the history's date span and counts."""
     from worldkit.world import load_world
-    from worldkit.world.summary import describe_world
+    from worldkit.access.summary import describe_world
 
     info = describe_world(load_world(world), rev)
     if as_json:
@@ -43,7 +45,7 @@ def load(
     """Validate a world and store every revision with its digest."""
     from worldkit.store import Store
     from worldkit.world import load_world
-    from worldkit.world.loadstore import store_world
+    from worldkit.store.worlds import store_world
 
     package = load_world(world)
     with Store.open(store) as opened:
@@ -66,7 +68,7 @@ def stats(
     from worldkit.errors import UsageError
     from worldkit.materialize import parse_date
     from worldkit.world import load_world
-    from worldkit.world.stats import world_stats
+    from worldkit.overlay.stats import world_stats
 
     package = load_world(world)
     if date is None and package.spec.default_date is None:
@@ -86,6 +88,29 @@ def stats(
     typer.echo(f"overlays: {info['overlays']} ({info['criteria']} criteria)")
     for path, problem in info["overlay_errors"].items():
         typer.echo(f"  not loaded: {path}: {problem}")
+
+
+@world_app.command("new")
+def new(
+    name: str = typer.Argument(..., help="World id, e.g. my_world (lower-case letters, digits, `_`)."),
+    out: Path = typer.Option(Path("."), "--out", help="Project folder receiving worlds/NAME/ and overlays/NAME/."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing world or overlay folder."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Scaffold a runnable world: one seat, a dated document, permission rules and one checked task."""
+    from worldkit.scaffold import new_world
+
+    made = new_world(name, out, force=force)
+    if as_json:
+        echo_json({"world": str(made.world), "overlays": str(made.overlays), "overlay": str(made.overlay),
+                   "manifests": str(made.manifests), "fingerprint": made.fingerprint,
+                   "files": [str(p) for p in made.files], "next": made.next_steps()})  # fmt: skip
+        return
+    for path in made.files:
+        typer.echo(f"wrote {path}")
+    typer.echo("next:")
+    for step in made.next_steps():
+        typer.echo(f"  {step}")
 
 
 def register(app: typer.Typer) -> None:

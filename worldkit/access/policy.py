@@ -17,7 +17,8 @@ from worldkit.world.state import WorldState
 
 @dataclass(frozen=True)
 class Grant:
-    """Why an item is visible: `rule:<id>`, `owner`, `share`, `sender`, `recipient`, `channel`."""
+    """Why an item is visible: `rule:<id>`, `owner`, `share`, `readable_by:role:<id>`,
+    `readable_by:person:<id>`, `sender`, `recipient`, `channel`."""
 
     reason: str
 
@@ -166,9 +167,10 @@ class Policy:
     # -- decisions ------------------------------------------------------------------------------
 
     def document(self, person: str, doc: Document) -> Grant | None:
+        """Permission rules first (in id order), then shares, then the document's own `readable_by`."""
         if doc.verifier_only:
             return None
-        return self._by_rules(
+        granted = self._by_rules(
             person,
             kind="document",
             system=doc.system,
@@ -178,6 +180,22 @@ class Policy:
             path=doc.path,
             shares=doc.shared_with,
         )
+        if granted is not None or doc.readable_by is None:
+            return granted
+        return self.named_reader(person, doc)
+
+    def named_reader(self, person: str, doc: Document) -> Grant | None:
+        """The grant of the document's `readable_by`, if it names the person or a role they hold."""
+        readers = doc.readable_by
+        if readers is None:
+            return None
+        if person in readers.people:
+            return Grant(f"readable_by:person:{person}")
+        held = self.principals(person)
+        for role in readers.roles:
+            if _node("role", role) in held:
+                return Grant(f"readable_by:role:{role}")
+        return None
 
     def record(self, person: str, rec: Record) -> Grant | None:
         if rec.verifier_only:

@@ -33,7 +33,16 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import mcp_connection, mcp_server_stdio
 
-__all__ = ["PHARMACO_TASKS", "overlay_task", "seat_session", "worldkit_scorer", "worldkit_task"]
+__all__ = [
+    "PHARMACO_TASKS",
+    "infoorg_task",
+    "organizer_session",
+    "overlay_task",
+    "seat_session",
+    "structure_scorer",
+    "worldkit_scorer",
+    "worldkit_task",
+]
 
 DEMO_WORLD = "pharmaco_demo"
 PHARMACO_TASKS = (
@@ -165,3 +174,66 @@ for _id in PHARMACO_TASKS:
 def overlay_task(overlay: str, condition: str = "full", judge: str = "none", runs: str = "runs") -> Task:
     """Any worldkit task overlay (`-T overlay=ID|PATH`)."""
     return worldkit_task(overlay, condition=condition, judge=judge, runs=runs)
+
+
+# --- InfoOrgBench ------------------------------------------------------------------------------
+
+
+@task(name="infoorg")
+def infoorg_task(packet: str, runs: str = "runs") -> Task:
+    """An InfoOrgBench packet (`-T packet=DIR`): the organizer's five tools over MCP, the Structure
+    Score of the tree the model leaves as the score."""
+    from worldkit.infoorg.overlays import check_overlay
+
+    overlay = check_overlay(Path(packet))
+    sample = Sample(id=overlay.id, input=overlay.request,
+                    metadata={"task_id": overlay.id, "seat": overlay.seat, "records": overlay.packet.record_count})  # fmt: skip
+    return Task(
+        dataset=MemoryDataset([sample], name=f"infoorg-{overlay.id}"),
+        solver=organizer_session(str(Path(packet).absolute()), runs=runs),
+        scorer=structure_scorer(str(Path(packet).absolute())),
+        metadata={"benchmark": "InfoOrgBench", "task_id": overlay.id},
+    )
+
+
+@solver
+def organizer_session(packet: str, runs: str = "runs") -> Solver:
+    """Serve the packet's organizer (`worldkit infoorg serve`, stdio) on a fresh workspace under `runs/`."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        run_id = f"inspect.infoorg.{_slug(Path(packet).name)}.{uuid.uuid4().hex[:10]}"
+        run_dir = Path(runs).absolute() / run_id
+        run_dir.mkdir(parents=True)
+        state.store.set(RUN_DIR_KEY, str(run_dir))
+        server = mcp_server_stdio(
+            name="worldkit-organizer", command=sys.executable,
+            args=["-m", "worldkit", "infoorg", "serve", "--packet", packet, "--workspace", str(run_dir / "workspace"),
+                  "--store", f"sqlite:///{run_dir / 'store.db'}", "--run-id", run_id],
+            env=_server_env(), cwd=str(run_dir),
+        )  # fmt: skip
+        async with mcp_connection([server]):
+            state.tools = await server.tools()
+            state = await generate(state, tool_calls="loop")
+        return state
+
+    return solve
+
+
+@scorer(metrics={"*": [mean()]})
+def structure_scorer(packet: str) -> Scorer:
+    """The Structure Score of the run's workspace (`worldkit infoorg score`'s `score_workspace`)."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        import anyio
+
+        from worldkit.infoorg.scoring import score_workspace
+
+        run_dir = Path(state.store.get(RUN_DIR_KEY))
+        result = await anyio.to_thread.run_sync(lambda: score_workspace(Path(packet), run_dir / "workspace"))
+        parts = {"f1_bal": result.f1_bal, "E": result.E, "triplet_f1": result.triplet_f1} if result.valid else {}
+        value = {"S": float(result.S or 0.0) if result.valid else 0.0, "valid": float(result.valid),
+                 **{k: float(v) for k, v in parts.items() if v is not None}}  # fmt: skip
+        return Score(value=value, explanation="; ".join(result.problems) or None,
+                     metadata={"structure_score": result.model_dump(mode="json"), "run_dir": str(run_dir)})  # fmt: skip
+
+    return score

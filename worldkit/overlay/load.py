@@ -1,14 +1,13 @@
 """Find, load and digest overlays.
 
 Layout: `overlays/<world>/<id>.yaml`, or `overlays/<world>/<id>/overlay.yaml` when the overlay
-carries reference files beside it. Overlays are searched in `$WORLDKIT_OVERLAYS`, `./overlays`
-and the repository's `overlays/`. A YAML or validation error is an `InvalidOverlay` (exit 3)
+carries reference files beside it. Overlays are searched on the path of `worldkit.locate`
+($WORLDKIT_OVERLAYS, --worlds/$WORLDKIT_PATH, the current project, the shipped worlds). A YAML or validation error is an `InvalidOverlay` (exit 3)
 naming the file, the entity and the field; every validation error is listed, not just the first.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from pydantic import ValidationError
 from worldkit.world.yamlsafe import StrictLoader, problem_text
 from worldkit.canon import sha256_bytes, sha256_json
 from worldkit.errors import InvalidOverlay, UsageError
+from worldkit.locate import overlay_dirs
 from worldkit.overlay._paths import confined
 from worldkit.overlay.models import Overlay
 from worldkit.world.load import WorldPackage, load_world
@@ -27,19 +27,9 @@ OVERLAY_FILENAME = "overlay.yaml"
 _Loader = StrictLoader
 
 
-def _repo_overlays() -> Path:
-    return Path(__file__).resolve().parents[2] / "overlays"
-
-
 def overlay_search_path() -> list[Path]:
-    """Folders holding `<world>/` overlay folders: $WORLDKIT_OVERLAYS, ./overlays, the repo's."""
-    paths = [Path(p) for p in os.environ.get("WORLDKIT_OVERLAYS", "").split(os.pathsep) if p]
-    paths += [Path.cwd() / "overlays", _repo_overlays()]
-    unique: list[Path] = []
-    for path in paths:
-        if path.resolve() not in [u.resolve() for u in unique]:
-            unique.append(path)
-    return unique
+    """Folders holding `<world>/` overlay folders (see `worldkit.locate`)."""
+    return overlay_dirs()
 
 
 def _overlays_in(folder: Path) -> list[Path]:

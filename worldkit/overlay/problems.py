@@ -33,11 +33,13 @@ checked; all problems are reported, not just the first. Errors fail the check; w
     counterfactual-invalid        error     a counterfactual cannot be built (edit text not found, …)
     counterfactual-missing        error     too few counterfactuals (warning when the overlay has none)
     truth-source-missing          warning   a truth/reference source pointer is not in the view
+    placeholder-left              error     a text field still holds the scaffold marker `TODO`
 """
 
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +57,12 @@ from worldkit.overlay.models import EvidenceItem, Overlay, SourcePointer
 from worldkit.overlay.view import ProjectionView
 
 Severity = Literal["error", "warning"]
+
+PLACEHOLDER = "TODO"
+"""The marker `worldkit overlay new` leaves where the author must write something: an overlay whose
+text fields still hold it (as a word, upper case) does not check."""
+
+_PLACEHOLDER_WORD = re.compile(rf"(?<![A-Za-z0-9_]){PLACEHOLDER}(?![A-Za-z0-9_])")
 
 
 @dataclass(frozen=True)
@@ -141,6 +149,7 @@ def check_materialized(model: Overlay, result: Any, scratch: Path) -> CheckRepor
     problems += _reference_solution(model, view, root)
     problems += _counterfactuals(model, view, root / "counterfactuals")
     problems += _sources(model, view)
+    problems += placeholder_problems(model)
     return CheckReport(
         overlay=model.id,
         source=str(model.source) if model.source else None,
@@ -148,6 +157,32 @@ def check_materialized(model: Overlay, result: Any, scratch: Path) -> CheckRepor
         fingerprint=result.fingerprint,
         problems=problems,
     )
+
+
+def placeholder_problems(model: Overlay) -> list[Problem]:
+    """A `placeholder-left` error for every text field of the overlay that holds the marker."""
+    found: list[Problem] = []
+
+    def walk(value: Any, where: str) -> None:
+        if isinstance(value, str):
+            if _PLACEHOLDER_WORD.search(value):
+                line = next(x for x in value.splitlines() if _PLACEHOLDER_WORD.search(x)).strip()
+                found.append(Problem(
+                    "placeholder-left", "error", where,
+                    f"still holds the placeholder {PLACEHOLDER} ({line[:80]!r})",
+                    f"replace the {PLACEHOLDER} with the real text (the scaffold's markers must all go)",
+                ))  # fmt: skip
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if key == "rules" and where.endswith(".check"):
+                    continue  # the prohibited rules a `no_prohibited_change` check carries: reported at `prohibited`
+                walk(item, f"{where}.{key}" if where else str(key))
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                walk(item, f"{where}[{index}]")
+
+    walk(model.model_dump(mode="json", exclude={"pinned_fingerprint"}), "")
+    return found
 
 
 def _surfaces(model: Overlay, view: ProjectionView) -> list[Problem]:

@@ -27,6 +27,7 @@ from worldkit.overlay import apply_overlay, load_overlay, overlay_digest, resolv
 from worldkit.overlay.models import Overlay
 from worldkit.run.folder import RunFolder, RunPaths, read_run_folder
 from worldkit.run.grading import Grades, build_record, capture, grade_captured
+from worldkit.errors import LogTampered
 from worldkit.run.judge import Judge
 from worldkit.run.record import ExecutionRecord, read_record, write_record
 
@@ -115,6 +116,7 @@ def grade_folder(
     check_staged(paths.candidate, overlay=overlay)
     store = store_url or folder.store
     events = read_log(store, folder.run_id, folder.seat) if store else None
+    anchor = _folder_anchor(paths.root, folder.run_id, events) if events is not None else None
     captured = capture(overlay, paths.candidate, paths.workspace, events)
     grades = grade_captured(captured, judge)
     # What the agent reported is not graded; a replaced record keeps it.
@@ -122,8 +124,30 @@ def grade_folder(
     record = build_record(captured, grades, run_id=folder.run_id, agent=folder.agent, condition=folder.condition,
                           agent_config=folder.agent_config or {"id": folder.agent},
                           agent_result=previous)  # fmt: skip
+    if anchor is not None:
+        record = record.model_copy(update={"log_anchor": anchor.model_dump(mode="json", exclude_none=True)})
     write_record(record, paths.record)
     return record
+
+
+def _folder_anchor(root: Path, run_id: str, events: list[dict[str, Any]]) -> Any:
+    """The run folder's log anchor, checked against the stored events: a graded log must end
+    at the head the server anchored (a log cut short or rewritten after the session is refused)."""
+    from worldkit.store import ANCHOR_FILENAME, read_anchor, verify_exported
+
+    anchor_file = root / ANCHOR_FILENAME
+    if not anchor_file.exists():
+        raise LogTampered(
+            f"run folder {root} has no {ANCHOR_FILENAME}: the log's head cannot be checked; "
+            "serve the session with `worldkit serve --overlay T --out DIR`, which anchors it there"
+        )
+    anchor = read_anchor(anchor_file)
+    if anchor.run_id != run_id:
+        raise LogTampered(f"{anchor_file} anchors run {anchor.run_id}, but the run folder is run {run_id}")
+    report = verify_exported(events, anchor)
+    if not report.ok:
+        raise LogTampered(f"the stored log of run {run_id} against {anchor_file}: {report.message}")
+    return anchor
 
 
 def regrade_run(

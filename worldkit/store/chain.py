@@ -22,7 +22,8 @@ from pydantic import BaseModel, ConfigDict
 from worldkit.canon import canonical_json
 from worldkit.errors import LogTampered
 from worldkit.store.anchor import LogAnchor, log_key, signature_problem
-from worldkit.store.db import Store, format_time, parse_time
+from worldkit.store.db import Store
+from worldkit.store.times import format_time, parse_time
 from worldkit.store.eventlog import (
     LOG_VERSION,
     OUTCOMES,

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from datetime import datetime, timezone
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -24,6 +23,7 @@ from sqlalchemy.pool import StaticPool
 
 from worldkit.errors import StoreError
 from worldkit.store import schema
+from worldkit.store.times import format_time, parse_time, utc_now  # noqa: F401 - re-exported for older imports
 
 if TYPE_CHECKING:
     from worldkit.store.revisions import RevisionInfo, StoredRevision
@@ -128,28 +128,6 @@ def _setup_sqlite(engine: Engine, *, wal: bool) -> None:
     def _on_begin(conn: Connection) -> None:
         write = conn.get_execution_options().get(_WRITE_OPTION, False)
         conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
-
-
-def utc_now() -> datetime:
-    return datetime.now(timezone.utc)
-
-
-def format_time(moment: datetime) -> str:
-    """The one text form of a stored time: UTC, microseconds, `Z` (2026-03-02T09:00:00.000000Z)."""
-    if moment.tzinfo is timezone.utc:
-        # The append path: isoformat rather than strftime, same text at a fraction of the cost.
-        return moment.isoformat(timespec="microseconds")[:-6] + "Z"
-    if moment.tzinfo is None:
-        raise ValueError(f"time {moment!r} has no timezone; worldkit stores aware UTC times only")
-    utc = moment.astimezone(timezone.utc).replace(tzinfo=None)
-    return utc.isoformat(timespec="microseconds") + "Z"
-
-
-def parse_time(text: str) -> datetime:
-    moment = datetime.fromisoformat(text)
-    if moment.tzinfo is None:
-        raise ValueError(f"stored time {text!r} has no timezone")
-    return moment.astimezone(timezone.utc)
 
 
 class Store:

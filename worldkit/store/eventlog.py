@@ -34,7 +34,8 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, field_serializer
 from worldkit.canon import canonical_json, sha256_json
 from worldkit.errors import LogTampered, StoreError
 from worldkit.store.anchor import LogAnchor, log_key, make_anchor, write_anchor
-from worldkit.store.db import Store, format_time, parse_time, utc_now
+from worldkit.store.db import Store
+from worldkit.store.times import format_time, parse_time, utc_now
 from worldkit.store.runs import Head, check_run_id, claim_run, ensure_run, get_run, read_head
 from worldkit.store.schema import log_events, log_runs
 

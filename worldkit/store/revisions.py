@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 
 from worldkit.errors import StoreError
-from worldkit.store.db import format_time, parse_time, utc_now
+from worldkit.store.times import format_time, parse_time, utc_now
 from worldkit.store.schema import revisions as table
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict
 from sqlalchemy.engine import Connection
 
 from worldkit.errors import StoreError, UsageError
-from worldkit.store.db import format_time, parse_time, utc_now
+from worldkit.store.times import format_time, parse_time, utc_now
 from worldkit.store.schema import log_events, log_runs
 
 if TYPE_CHECKING:

@@ -90,14 +90,15 @@ class Auditor:
         if grant.reason.startswith("rule:"):
             rule = self.state.permissions[grant.reason.split(":", 1)[1]]
             return not rule.subject.everyone and self._named(rule.subject, person)
-        return grant.reason == "owner"
+        return grant.reason == "owner" or grant.reason.startswith("readable_by:")
 
     def _private_doc(self, doc: Document, person: str) -> bool:
         system = self.state.systems.get(doc.system)
         personal = system is not None and system.kind == SystemKind.personal
         if not personal or doc.owner == person:
             return False
-        return not any(person in s.persons for s in doc.shared_with)
+        named = doc.readable_by is not None and person in doc.readable_by.people
+        return not named and not any(person in s.persons for s in doc.shared_with)
 
     def judge_document(self, doc: Document, day: dt.date, person: str) -> str | None:
         """None if the seat may hold the document on `day`, else the exposure kind."""

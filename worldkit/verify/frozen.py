@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from worldkit.canon import pretty_json
 from worldkit.errors import InvalidWorld, UsageError
+from worldkit.locate import manifest_dir
 from worldkit.materialize.manifest import Manifest, manifest_bytes
 from worldkit.materialize.write import parse_date
 from worldkit.world.load import WorldPackage, load_world
@@ -88,9 +89,7 @@ class FrozenIndex(_Frozen):
 
 def default_manifest_dir(package: WorldPackage) -> Path:
     """`manifests/<world>/` beside the `worlds/` folder holding the world (or beside the world)."""
-    root = package.root
-    base = root.parent.parent if root.parent.name == "worlds" else root.parent
-    return base / "manifests" / package.id
+    return manifest_dir(package.root, package.id)
 
 
 def read_index(folder: Path) -> FrozenIndex:

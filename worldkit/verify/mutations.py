@@ -333,6 +333,7 @@ class MutationReport:
             "projection_changing_rate": round(changing_detected / len(changing), 4) if changing else 1.0,
             "undetected_projection_changing": [r["mutation"] for r in changing if not r["detected"]],
             "undetected_benign": [r["mutation"] for r in self.rows if not r["detected"] and not r["projection_changing"]],
+            "no_change_redrawn": [m for r in self.rows for m in r.get("no_change_redrawn", [])],
             "by_kind": dict(sorted(by_kind.items())),
             "first_detected_by": dict(sorted(caught_by.items())),
             "baseline_failures": self.baseline_failures,
@@ -392,14 +393,22 @@ _NEEDS_OVERLAYS = {"staged-byte-flip", "seeded:renamed-verifier-file", "seeded:d
 
 def _one(number: int, names: list[str], rng: random.Random, pristine: Pristine, base: ScratchCopy,
          case_root: Path, watched: list[str], baseline: Baseline, before: dict[Any, Any]) -> dict[str, Any]:
+    no_change: list[str] = []
     for _attempt in range(20):
         kind = rng.choice(names)
         copy = base.clone(fresh_dir(case_root, "copy-"))
         try:
             injection = MUTATORS[kind](pristine, copy, rng)
-            break
         except (NotApplicable, IndexError):
             shutil.rmtree(copy.root, ignore_errors=True)
+            continue
+        if baseline.unchanged(copy, injection):
+            # A mutation that changes no byte (a value set to itself, say) tests nothing: it is
+            # drawn again and reported apart, never counted as undetected.
+            no_change.append(f"{kind}: {injection.description}")
+            shutil.rmtree(copy.root, ignore_errors=True)
+            continue
+        break
     else:  # pragma: no cover - every world supports the world-source kinds
         raise RuntimeError("no applicable mutation kind")
     reasons: list[str] = []
@@ -429,4 +438,5 @@ def _one(number: int, names: list[str], rng: random.Random, pristine: Pristine, 
         "changed": [scrub(r) for r in reasons[:5]],
         "detected": bool(failed or blocked or errors),
         "detected_by": detected_by,
+        "no_change_redrawn": no_change,
     }

@@ -119,10 +119,15 @@ def render_text(report: VerifyReport) -> str:
     if report.seeded is not None:
         lines.append("seeded violations:")
         for case in report.seeded["cases"]:
+            if not case.get("applicable", True):
+                lines.append(f"  n/a     {case['name']:<30} not applicable: {case.get('reason', '')}")
+                continue
             mark = "caught " if case["detected"] else "MISSED "
             by = ", ".join(case["detected_by"]) or "nothing"
             lines.append(f"  {mark} {case['name']:<30} expected {case['expected_check']:<22} failed: {by}")
-        lines.append(f"seeded: attempted {report.seeded['attempted']} / detected {report.seeded['detected']}")
+        skipped = sum(not c.get("applicable", True) for c in report.seeded["cases"])
+        lines.append(f"seeded: attempted {report.seeded['attempted']} / detected {report.seeded['detected']}"
+                     + (f" ({skipped} not applicable)" if skipped else ""))
     if report.mutations is not None:
         m = report.mutations
         lines.append(
@@ -139,5 +144,8 @@ def render_text(report: VerifyReport) -> str:
             lines.append(f"  UNDETECTED projection-changing mutation: {miss}")
         for benign in m["undetected_benign"]:
             lines.append(f"  undetected, no seat-visible change: {benign}")
+        if m.get("no_change_redrawn"):
+            lines.append(f"  {len(m['no_change_redrawn'])} drawn mutation(s) changed nothing and were drawn again "
+                         "(not counted)")
     lines.append(f"verify: {report.status}")
     return "\n".join(lines) + "\n"

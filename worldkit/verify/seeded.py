@@ -80,7 +80,7 @@ def load_pristine(copy: ScratchCopy) -> Pristine:
 
 def _pick(rng: random.Random | None, options: list[Any]) -> Any:
     if not options:
-        raise IndexError("nothing to pick from")
+        raise NotApplicable("the world has nothing this fault could be injected into")
     return rng.choice(options) if rng is not None else options[0]
 
 
@@ -569,6 +569,7 @@ class Baseline:
     staged: dict[str, Path]
     world_sha256: str
     overlays_sha256: str
+    manifests_sha256: str = ""
 
     @classmethod
     def run(cls, copy: ScratchCopy, work: Path) -> Baseline:
@@ -583,11 +584,19 @@ class Baseline:
             staged={t.label: t.out for t in staged if t.out is not None} if isinstance(staged, list) else {},
             world_sha256=tree_sha256(copy.world),
             overlays_sha256=tree_sha256(copy.overlays),
+            manifests_sha256=tree_sha256(copy.manifests),
         )
 
     @property
     def not_passing(self) -> set[str]:
         return set(self.failed) | {e.split(":")[0] for e in self.errored}
+
+    def unchanged(self, copy: ScratchCopy, injection: Injection) -> bool:
+        """True if the injection changed nothing: no hook, and world, manifests and overlays hash as before."""
+        if injection.server_factory or injection.tamper_staged or injection.store or injection.runs:
+            return False
+        return (tree_sha256(copy.world), tree_sha256(copy.manifests), tree_sha256(copy.overlays)) == (
+            self.world_sha256, self.manifests_sha256, self.overlays_sha256)
 
     def reusable(self, copy: ScratchCopy) -> tuple[dict[Key, Any] | None, dict[str, Path] | None]:
         """(rebuilds, staged packages) valid for `copy`, or None where its inputs differ."""
@@ -604,11 +613,13 @@ def failing_checks(
     only: list[str] | None = None,
     stop_on_fail: bool = False,
     baseline: Baseline | None = None,
+    skipped: dict[str, str] | None = None,
 ) -> tuple[list[str], list[str]]:
     """(failed, errored) check ids of a verify run over a scratch copy (reproducibility checks excluded).
 
     `only` restricts the run (the campaign leaves out checks that already fail on the untouched
-    copy); `baseline` lends its rebuilds and staged packages where the copy's inputs are unchanged.
+    copy); `baseline` lends its rebuilds and staged packages where the copy's inputs are unchanged;
+    `skipped`, if given, receives check id → reason of every check that did not apply.
     """
     ctx = copy_context(copy, work, injection)
     if baseline is not None:
@@ -616,6 +627,8 @@ def failing_checks(
         ctx._builds.update(builds or {})
         ctx.staged_from = staged
     results = run_checks(ctx, only=only, exclude_tags={REPEAT}, stop_on_fail=stop_on_fail, cheapest_first=stop_on_fail)
+    if skipped is not None:
+        skipped.update({r.id: r.reason or "" for r in results if r.status == "skip"})
     return [r.id for r in results if r.status == "fail"], [f"{r.id}: {r.reason}" for r in results if r.status == "error"]
 
 
@@ -643,9 +656,13 @@ class SeededReport:
     def detected(self) -> int:
         return sum(1 for c in self.cases if c["detected"])
 
+    @property
+    def not_applicable(self) -> int:
+        return sum(1 for c in self.cases if not c.get("applicable", True))
+
     def as_json(self) -> dict[str, Any]:
-        return {"attempted": self.attempted, "detected": self.detected, "cases": self.cases,
-                "baseline_failures": self.baseline_failures}
+        return {"attempted": self.attempted, "detected": self.detected, "not_applicable": self.not_applicable,
+                "cases": self.cases, "baseline_failures": self.baseline_failures}
 
 
 def prepare_copy(world: str | Path | WorldPackage, root: Path, manifests: Path | None, overlays: Path | None) -> ScratchCopy:
@@ -680,11 +697,17 @@ def run_seeded(
             except NotApplicable as why:
                 report.cases.append({**row, "applicable": False, "reason": str(why), "detected_by": [], "detected": False})
                 continue
+            skipped: dict[str, str] = {}
             try:
                 failed_now, errors = failing_checks(copy, fresh_dir(root, f"run-{case.name}-"), injection,
-                                                    baseline=baseline)
+                                                    baseline=baseline, skipped=skipped)
             except WorldkitError as error:  # the injected world no longer loads: blocked, but not by the check
                 failed_now, errors = [], [f"load: {error.message}"]
+            if case.expected_check in skipped:  # the check meant for it does not apply to this world
+                why = f"{case.expected_check} does not apply to this world: {skipped[case.expected_check]}"
+                report.cases.append({**row, "applicable": False, "reason": why, "injection": injection.description,
+                                     "detected_by": failed_now, "detected": False})
+                continue
             row.update(
                 injection=injection.description,
                 detected_by=failed_now,

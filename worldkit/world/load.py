@@ -13,7 +13,6 @@ Every error names the file, the entity id and the field, and says how to fix it.
 from __future__ import annotations
 
 import importlib.util
-import os
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from worldkit.errors import InvalidWorld, UsageError
+from worldkit.locate import world_dirs
 from worldkit.world.models import COLLECTIONS, Entities, Revision, WorldFile
 from worldkit.world.state import WorldState
 from worldkit.world.validate import validate_state
@@ -37,19 +37,9 @@ _ENTITY_MODELS: dict[str, type[BaseModel]] = {
 }
 
 
-def _repo_worlds() -> Path:
-    return Path(__file__).resolve().parents[2] / "worlds"
-
-
 def world_search_path() -> list[Path]:
-    """Folders searched for a world given by name: $WORLDKIT_WORLDS, ./worlds, the repo's worlds/."""
-    paths = [Path(p) for p in os.environ.get("WORLDKIT_WORLDS", "").split(os.pathsep) if p]
-    paths += [Path.cwd() / "worlds", _repo_worlds()]
-    unique: list[Path] = []
-    for p in paths:
-        if p not in unique:
-            unique.append(p)
-    return unique
+    """Folders searched for a world given by name (see `worldkit.locate`)."""
+    return world_dirs()
 
 
 def resolve_world(name_or_path: str | Path) -> Path:

@@ -10,7 +10,7 @@ import datetime as dt
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, StringConstraints, model_serializer
 
 Id = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$", max_length=120)]
 """An entity id: letters, digits and `_ . : -`, starting with a letter or digit."""
@@ -207,6 +207,15 @@ class PermissionRule(Model):
 # --- content ----------------------------------------------------------------------------------
 
 
+class Readers(Model):
+    """Who reads one document besides the permission rules (a grant, never a restriction)."""
+
+    roles: list[Id] = Field(default_factory=list)
+    """Roles whose holders (directly or through `implies`) read the document."""
+    people: list[Id] = Field(default_factory=list)
+    """People who read the document."""
+
+
 class Document(Model):
     id: Id
     """Document id."""
@@ -236,8 +245,20 @@ class Document(Model):
     """A later document that replaces this one (shown only once it exists)."""
     shared_with: list[Subject] = Field(default_factory=list)
     """Explicit shares beyond the permission rules."""
+    readable_by: Readers | None = None
+    """Per-document readers besides the permission rules: `{roles: [...], people: [...]}`. The access
+    decision names it (`readable_by:role:<id>` or `readable_by:person:<id>`)."""
     verifier_only: bool = False
     """Grading material: never in any projection."""
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # An unset `readable_by` is left out, so the canonical form (and revision digest) of a
+        # document that does not use it is what it was before the field existed.
+        data = handler(self)
+        if self.readable_by is None:
+            data.pop("readable_by", None)
+        return data
 
 
 class RecordEvent(Model):

@@ -102,6 +102,9 @@ def validate_state(state: WorldState, origin: dict[tuple[str, str], str]) -> Non
         c.refs("documents", doc.id, "superseded_by", [doc.superseded_by], s.documents, "document")
         for i, share in enumerate(doc.shared_with):
             c.subject("documents", doc.id, f"shared_with.{i}", share)
+        if doc.readable_by is not None:
+            c.refs("documents", doc.id, "readable_by.people", doc.readable_by.people, s.people, "person")
+            c.refs("documents", doc.id, "readable_by.roles", doc.readable_by.roles, s.roles, "role")
         if doc.visible_until is not None and doc.visible_until <= doc.visible_from:
             c.fail("documents", doc.id, "visible_until", "visible_until must be after visible_from")
         _check_path(c, doc.id, doc.path)

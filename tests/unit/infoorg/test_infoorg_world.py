@@ -12,7 +12,7 @@ from worldkit._cli.main import run
 from worldkit.infoorg.overlays import REV, SEAT, WORLD
 from worldkit.materialize.write import materialize
 from worldkit.world import load_world
-from worldkit.world.summary import describe_world
+from worldkit.access.summary import describe_world
 
 DATE = "2026-05-04"
 

@@ -18,6 +18,12 @@ from worldkit.overlay.author import lock_path
 WORLD = FIXTURES / "world"
 
 
+def fill_todos(path: Path) -> Path:
+    """What an author does with the scaffold: write real text where it says TODO."""
+    path.write_text(path.read_text().replace("TODO: title of", "Title of").replace("TODO", "Written"))
+    return path
+
+
 def test_new_scaffolds_a_valid_overlay_pinned_to_the_projection(tmp_path: Path) -> None:
     path = new_overlay(str(WORLD), "r2", "2025-07-01", "S1", "my-task", tmp_path / "overlays" / "my-task.yaml")
     overlay = load_overlay(path)
@@ -26,9 +32,16 @@ def test_new_scaffolds_a_valid_overlay_pinned_to_the_projection(tmp_path: Path) 
     assert (overlay.id, overlay.rev, overlay.seat) == ("my-task", "r2", "S1")
     assert not Path(overlay.world).is_absolute()
     report = check_overlay(path)
-    # the scaffold has no counterfactuals yet: only the warning that asks for them
-    assert report.ok and {(p.code, p.severity) for p in report.problems} <= {("counterfactual-missing", "warning")}
-    assert "TODO" in path.read_text() and path.read_text().startswith("# Task overlay scaffolded")
+    # the scaffold's TODOs fail the check, each named by its field; nothing else is wrong with it
+    assert [p.locator for p in report.errors] == [
+        "title", "request", "deliverable.description", "reference.answer", "reference.actions[0].args.content",
+    ]  # fmt: skip
+    assert {p.code for p in report.errors} == {"placeholder-left"}
+    assert report.errors[0].message == "still holds the placeholder TODO ('TODO: title of my-task')"
+    assert {p.code for p in report.problems if p.severity == "warning"} <= {"counterfactual-missing"}
+    filled = fill_todos(path)
+    assert check_overlay(filled).ok
+    assert path.read_text().startswith("# Task overlay scaffolded")
     with pytest.raises(OutputExists, match="pass --force"):
         new_overlay(str(WORLD), "r2", "2025-07-01", "S1", "my-task", path)
 
@@ -37,7 +50,7 @@ def test_new_defaults_to_overlays_world_id(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.chdir(tmp_path)
     path = new_overlay(str(WORLD), "r1", "2025-07-01", "S2", "t1")
     assert path == Path("overlays/mini/t1.yaml")
-    assert check_overlay(path).ok
+    assert check_overlay(fill_todos(path)).ok
 
 
 def test_pin_rewrites_only_the_fingerprint_line(tmp_path: Path) -> None:

@@ -97,7 +97,9 @@ def test_surface_the_seat_does_not_have(tmp_path: Path) -> None:
     raw["surfaces"].append("records")
     path.write_text(yaml.safe_dump(raw))
     report = check_overlay(path)
-    assert [(p.code, p.locator) for p in report.errors] == [("surface-unavailable", "surfaces[2]")]
+    assert [(p.code, p.locator) for p in report.errors if p.code != "placeholder-left"] == [
+        ("surface-unavailable", "surfaces[2]")
+    ]
 
 
 def test_report_json_shape() -> None:
@@ -113,3 +115,25 @@ def test_report_json_shape() -> None:
         "fix": "point the locator at an item the seat can see on that date (see `worldkit materialize … --json` / "
         "the projection's manifest.json)",
     }
+
+
+def test_a_placeholder_in_any_text_field_is_an_error_naming_the_field(mutated) -> None:
+    def leave_todos(raw: dict) -> None:
+        raw["rubric"][12]["guidance"] = "TODO"
+        raw["truth"]["facts"].append("CC-1 TODO: check the date")
+        raw["reference_files"][1]["text"] = "Notes.\n\nTODO: write the notes.\n"
+
+    report = check_overlay(mutated(leave_todos))
+    found = [(p.code, p.locator, p.message) for p in report.errors]
+    assert found == [
+        ("placeholder-left", "rubric[12].guidance", "still holds the placeholder TODO ('TODO')"),
+        ("placeholder-left", "reference_files[1].text", "still holds the placeholder TODO ('TODO: write the notes.')"),
+        ("placeholder-left", "truth.facts[1]", "still holds the placeholder TODO ('CC-1 TODO: check the date')"),
+    ]
+
+
+def test_todo_inside_a_word_or_in_lower_case_is_not_a_placeholder(mutated) -> None:
+    def words(raw: dict) -> None:
+        raw["truth"]["facts"].append("The todo list and TODOS.md are not markers; nor is MASTODON.")
+
+    assert not [p for p in check_overlay(mutated(words)).problems if p.code == "placeholder-left"]

@@ -104,18 +104,18 @@ def _status_as_of(rec: Record, day: dt.date) -> str | None:
 class DateConformance(BaseCheck):
     id = "date-conformance"
     cost = 1
-    purpose = "A record is invisible before its effective date and visible on it, the rest of the view unchanged."
+    purpose = ("A dated item (a record; in a world without one, a document or a message) is invisible before its "
+               "effective date and visible on it, the rest of the view unchanged.")
     fix = "The timeline fold leaks or drops dated items: fix worldkit.timeline so only events dated ≤ D survive."
 
     def run(self, ctx: VerifyContext) -> CheckResult:
         rev = ctx.latest_rev
         state = ctx.package.revision(rev)
         policy = Policy(state)
-        choice = _choose(state, policy)
+        choice = _choose(state, policy) or _choose_file_or_message(state, policy)
         if choice is None:
-            return self.skip("the world has no seat-visible record with an effective date to test")
-        rec, day, seat, blind = choice
-        path = record_path(state, rec)
+            return self.skip("the world has no seat-visible record, document or message with an effective date to test")
+        rec, day, seat, blind, path, label = choice
         before_day, after_day = (day - dt.timedelta(days=1)).isoformat(), day.isoformat()
         before, after = ctx.fresh_build(rev, before_day, seat), ctx.fresh_build(rev, after_day, seat)
         items: list[Item] = []
@@ -130,8 +130,8 @@ class DateConformance(BaseCheck):
                 if a.get(p) != b.get(p) and p not in allowed:
                     items.append(Item(kind="unexpected-change", path=p, seat=seat, rev=rev, date=after_day,
                                       expected=a.get(p), actual=b.get(p),
-                                      detail=f"changed between {before_day} and {after_day} though only {rec.id} took effect"))
-            status_checked = self._status(ctx, rev, rec, seat, path, items)
+                                      detail=f"changed between {before_day} and {after_day} though only {label} took effect"))
+            status_checked = self._status(ctx, rev, rec, seat, path, items) if rec is not None else None
         finally:
             before.discard()
             after.discard()
@@ -141,8 +141,8 @@ class DateConformance(BaseCheck):
                 if path in other.tree():
                     items.append(Item(kind="visible-to-unentitled", path=path, seat=blind, date=probe, rev=rev))
                 other.discard()
-        return self.outcome(items, record=rec.id, effective=after_day, seat=seat, unentitled_seat=blind,
-                            status_change=status_checked)
+        return self.outcome(items, item=label, record=rec.id if rec is not None else None, effective=after_day,
+                            seat=seat, unentitled_seat=blind, status_change=status_checked)
 
     def _status(self, ctx: VerifyContext, rev: str, rec: Record, seat: str, path: str, items: list[Item]) -> str | None:
         """If the record later changes status (e.g. approval), the old status shows the day before."""
@@ -164,7 +164,42 @@ class DateConformance(BaseCheck):
         return f"{want[day - dt.timedelta(days=1)]} → {want[day]} on {day.isoformat()}"
 
 
-def _choose(state: WorldState, policy: Policy) -> tuple[Record, dt.date, str, str | None] | None:
+Choice = tuple[Record | None, dt.date, str, str | None, str, str]
+"""(the record or None, effective date, an entitled seat, an unentitled seat or None, projection path, label)."""
+
+
+def _choose_file_or_message(state: WorldState, policy: Policy) -> Choice | None:
+    """For a world with no dated record: a document (from its `visible_from`) or a mail, or the first
+    message of a chat channel (a later one would only change a file that already exists)."""
+    ranked = []
+    for doc in state.documents.values():
+        if doc.verifier_only:
+            continue
+        seats = [s for s in sorted(state.seats) if policy.document(state.seats[s].person, doc)]
+        if seats:
+            ranked.append((0, doc.visible_from, document_path(state, doc), f"document {doc.id}", seats))
+    first_in_channel: dict[str, tuple[dt.date, str]] = {}
+    for msg in state.messages.values():
+        if msg.kind == "chat" and msg.channel:
+            first_in_channel[msg.channel] = min(first_in_channel.get(msg.channel, (msg.date, msg.id)), (msg.date, msg.id))
+    for msg in state.messages.values():
+        if msg.kind == "chat" and (not msg.channel or first_in_channel[msg.channel] != (msg.date, msg.id)):
+            continue
+        seats = [s for s in sorted(state.seats) if policy.message(state.seats[s].person, msg)]
+        if seats:
+            ranked.append((1, msg.date, message_path(msg), f"{msg.kind} message {msg.id}", seats))
+    if not ranked:
+        return None
+    options = []
+    for order, day, path, label, seats in ranked:
+        blind = next((s for s in sorted(state.seats) if s not in seats), None)
+        alone = len(_changes_on(state, day)) == 1
+        options.append(((not alone, blind is None, order, path), day, seats[0], blind, path, label))
+    _, day, seat, blind, path, label = min(options, key=lambda o: o[0])
+    return None, day, seat, blind, path, label
+
+
+def _choose(state: WorldState, policy: Policy) -> Choice | None:
     """The record to test: prefer one whose effective date changes nothing else, then approvals."""
     ranked = []
     for rec in state.records.values():
@@ -181,7 +216,7 @@ def _choose(state: WorldState, policy: Policy) -> tuple[Record, dt.date, str, st
     if not ranked:
         return None
     best = min(ranked, key=lambda r: r[:4])
-    return best[4], best[5], best[6], best[7]
+    return best[4], best[5], best[6], best[7], record_path(state, best[4]), f"record {best[4].id}"
 
 
 def _date_dependent_templates(state: WorldState) -> set[str]:

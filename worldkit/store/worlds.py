@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from worldkit.canon import canonical_bytes
-from worldkit.store import Store
-from worldkit.world.load import WorldPackage
+
+if TYPE_CHECKING:
+    from worldkit.store.db import Store
+    from worldkit.world.load import WorldPackage
 
 
 def store_world(store: Store, package: WorldPackage) -> list[dict[str, str]]:

@@ -1,0 +1,42 @@
+"""The import structure: the import-linter contracts of pyproject.toml hold, and fixed circles stay fixed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import grimp
+import pytest
+from importlinter.cli import lint_imports
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_the_import_linter_contracts_hold(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    monkeypatch.syspath_prepend(str(REPO))
+    assert lint_imports(config_filename=str(REPO / "pyproject.toml"), no_cache=True) == 0
+
+
+@pytest.fixture(scope="module")
+def graph() -> grimp.ImportGraph:
+    return grimp.build_graph("worldkit", exclude_type_checking_imports=True, cache_dir=None)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("worldkit.store.db", "worldkit.store.revisions"),
+        ("worldkit.verify.report", "worldkit.verify.runner"),
+    ],
+)
+def test_no_two_module_circle(graph: grimp.ImportGraph, a: str, b: str) -> None:
+    both = graph.direct_import_exists(importer=a, imported=b) and graph.direct_import_exists(importer=b, imported=a)
+    assert not both, f"{a} and {b} import each other"
+
+
+def test_the_model_layer_imports_no_projection_or_task_code(graph: grimp.ImportGraph) -> None:
+    for upper in ("worldkit.access", "worldkit.timeline", "worldkit.materialize", "worldkit.overlay", "worldkit.store"):
+        chains = graph.find_shortest_chains(importer="worldkit.world", imported=upper, as_packages=True)
+        assert not chains, f"worldkit.world imports {upper}: {sorted(chains)[:3]}"
+
+

@@ -95,7 +95,8 @@ def test_one_task_directory_per_condition_with_harbors_layout(exported: Path) ->
         # the verifier package and the overlay exist only under tests/
         assert not (task / "environment/seat/run/package/verifier").exists()
         assert (task / "tests/verifier/rubric.json").is_file()
-        assert (task / "tests/overlay/world/cc1-triage/overlay.yaml").is_file()
+        assert (task / "tests/overlay/mini/cc1-triage/overlay.yaml").is_file()
+        assert (task / "tests/overlay/world/world.yaml").is_file()  # the world it names by path travels with it
         run = json.loads((task / "environment/seat/run/run.json").read_text())
         assert run["overlay_path"] == "" and run["store"] == "sqlite:////worldkit/run/store.db"
 

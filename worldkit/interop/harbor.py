@@ -30,6 +30,7 @@ ones without a judge) are left out. `write_reward` writes it from `worldkit grad
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import tempfile
@@ -205,7 +206,10 @@ work="$(mktemp -d)"
 cp -a "$RUN" "$work/run"
 rm -f "$work/run/execution-record.json"
 export WORLDKIT_OVERLAYS="$TESTS/overlay"
-python3 -m worldkit grade "$work/run" --store "sqlite:///$work/run/store.db" --judge "${{WORLDKIT_JUDGE:-none}}" --json > "$LOGS/grade.json"
+# --json puts a refusal on stdout too: show it on stderr as well, and exit with its code (no reward).
+status=0
+python3 -m worldkit grade "$work/run" --store "sqlite:///$work/run/store.db" --judge "${{WORLDKIT_JUDGE:-none}}" --json > "$LOGS/grade.json" || status=$?
+if [ "$status" -ne 0 ]; then cat "$LOGS/grade.json" >&2; exit "$status"; fi
 cp "$work/run/execution-record.json" "$LOGS/execution-record.json"
 python3 -c 'import sys; from worldkit.interop.harbor import write_reward; write_reward(sys.argv[1], sys.argv[2])' "$LOGS/grade.json" "$LOGS/reward.json"
 cat "$LOGS/reward.json"
@@ -241,14 +245,31 @@ def write_reward(grade_json: str | Path, reward_json: str | Path) -> dict[str, f
 
 def _copy_overlay(overlay: Any, into: Path) -> None:
     """Copy the overlay (its folder, when it has reference files beside it) to `into/<world>/<id>`,
-    where `worldkit grade` finds it by id with `WORLDKIT_OVERLAYS=into`."""
+    where `worldkit grade` finds it by id with `WORLDKIT_OVERLAYS=into`.
+
+    The grader checks the staged package against the overlay's world, so a world the overlay names
+    by a relative path travels with it, to the same relative place (the overlay and its digest stay
+    as they are); a world named by name is found where worldkit is installed."""
+    from worldkit.overlay.load import overlay_world
+
     source = Path(overlay.source)
-    world = into / _slug(Path(str(overlay.world)).name)
+    by_path = str(overlay.world).startswith((".", "/"))
+    world_pkg = overlay_world(overlay) if by_path else None
+    world = into / _slug(world_pkg.id if world_pkg is not None else Path(str(overlay.world)).name)
     world.mkdir(parents=True)
     if source.name == "overlay.yaml":
         shutil.copytree(source.parent, world / overlay.id)
+        placed = world / overlay.id
     else:
         shutil.copy2(source, world / f"{overlay.id}.yaml")
+        placed = world
+    if world_pkg is not None:
+        target = Path(os.path.normpath(placed / str(overlay.world)))
+        tests = into.parent
+        if not target.is_relative_to(tests) or target.exists():
+            raise UsageError(f"overlay {overlay.id} ({source}) names its world by the path {overlay.world!r}, which "
+                             "cannot be placed beside the exported overlay; name the world by its name (worlds/<name>)")  # fmt: skip
+        shutil.copytree(world_pkg.root, target)
 
 
 def _files(root: Path) -> list[tuple[str, bytes]]:

@@ -273,7 +273,13 @@ def _candidate(root: Path, ref: _Frozen, derived: dict[str, Any] | None, prefix:
     curated: set[str] | None = None
     if condition != "full":
         frozen = lock.conditions.get(condition) if lock is not None else None
-        fingerprint = frozen.fingerprint if frozen is not None else (derived or {}).get("fingerprint")
+        if frozen is not None:
+            fingerprint = frozen.fingerprint
+        elif derived is not None:
+            fingerprint = derived.get("fingerprint")
+        else:  # nothing frozen: the curated packet's fingerprint is the re-derivation's (as its digest is, in _side)
+            fresh = ref.derive(overlay, condition)
+            fingerprint = fresh.fingerprint if fresh is not None else None
         curated = {fingerprint} if fingerprint else set()
     items += _projection(root / "projection", ref, prefix + "projection/", curated)
     if lock is not None:

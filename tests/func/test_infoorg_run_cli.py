@@ -75,6 +75,7 @@ def test_run_a_baseline_through_the_tools_with_the_event_log(
     assert result["score"]["valid"] and 0 < result["score"]["S"] <= 1
     assert result["score"]["category"] in ("none", "parent", "leaf", "both")
     assert result["replay_matches"] and result["rubric"]["S"][0] is True
+    assert result["schema_version"] == 1  # the file carries its own version, so --json prints it unchanged
     assert json.loads((tmp_path / "runs" / "sil-1" / "result.json").read_bytes()) == result
     with Store.open(store_url) as store:
         events = list(read_events(store, "sil-1"))

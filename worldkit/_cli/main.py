@@ -163,8 +163,14 @@ def __getattr__(name: str) -> Any:
 
 
 def _fail(message: str, code: int, as_json: bool) -> int:
-    """Report an error: `error: …` on stderr, or under --json `{"error", "exit_code"}` on stdout."""
-    if as_json:
+    """Report an error: `error: …` on stderr, or under --json `{"error", "exit_code"}` on stdout.
+
+    When the command already printed its JSON result (e.g. a score with S = 0, then exit 1), the
+    error goes to stderr, so stdout stays one JSON object.
+    """
+    from worldkit._cli.output import json_printed
+
+    if as_json and not json_printed():
         import json
 
         sys.stdout.write(json.dumps({"error": message, "exit_code": code, "schema_version": 1}, sort_keys=True) + "\n")
@@ -194,6 +200,9 @@ def run(argv: list[str] | None = None) -> int:
 
     command = readable(typer.main.get_command(_register(_modules_for(args))))
     _state["debug"] = debug
+    from worldkit._cli.output import reset_json_printed
+
+    reset_json_printed()
     try:
         with extra_roots(worlds):
             result = command.main(args=args, prog_name="worldkit", standalone_mode=False)

@@ -22,9 +22,23 @@ def versioned(value: Any) -> Any:
     return value
 
 
+_printed = {"json": False}
+
+
+def reset_json_printed() -> None:
+    """Forget that a JSON object was printed (the CLI calls this before each command)."""
+    _printed["json"] = False
+
+
+def json_printed() -> bool:
+    """Whether this command already printed its JSON object (an error after it then goes to stderr)."""
+    return _printed["json"]
+
+
 def echo_json(value: Any) -> None:
     """Print one JSON object on stdout (sorted keys, so output is stable), carrying `schema_version`."""
     typer.echo(json.dumps(versioned(value), sort_keys=True, indent=2, ensure_ascii=False))
+    _printed["json"] = True
 
 
 @contextmanager

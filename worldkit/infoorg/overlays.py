@@ -354,8 +354,10 @@ def grade_workspace(
 
 
 class PacketRun(_Frozen):
-    """What `run_packet` did and how the captured workspace scored."""
+    """What `run_packet` did and how the captured workspace scored (`<run>/result.json`)."""
 
+    schema_version: Literal[1] = 1
+    """Format version (the file and `worldkit infoorg run --json` carry the same object)."""
     run_id: str
     """Run id in the store's event log."""
     task_id: str

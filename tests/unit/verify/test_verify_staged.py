@@ -138,3 +138,16 @@ def _seat(tasks_world: Frozen) -> str:
     from worldkit.overlay.load import load_overlay
 
     return load_overlay(tasks_world.overlays / "cc1-report.yaml").seat
+
+
+def test_a_curated_candidate_with_nothing_frozen_is_checked_against_its_re_derivation(
+    tasks_world: Frozen, applied: dict[str, Path], tmp_path: Path
+) -> None:
+    overlay = tasks_world.overlays / "cc1-report.yaml"
+    candidate = applied["curated:curator-1"] / "candidate"
+    outcome = verify_frozen(candidate, manifests=tmp_path / "none", world=tasks_world.world, overlay=overlay)
+    assert (outcome.status, outcome.counts["reference"]) == ("pass", "re-derived"), [i.line() for i in outcome.items]
+    package = _copy(applied["curated:curator-1"], tmp_path / "pkg")
+    rehash_package(package, "projection/files/Shared/smuggled.md", b"# smuggled\n")
+    outcome = verify_frozen(package / "candidate", manifests=tmp_path / "none", world=tasks_world.world, overlay=overlay)
+    assert outcome.status == "fail"

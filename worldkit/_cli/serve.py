@@ -74,7 +74,7 @@ def serve_command(
     ),
     anchor: Path | None = typer.Option(
         None, "--anchor",
-        help="File that receives the log's head (default: OUT/log-anchor.json, else .worldkit/anchors/RUN.json).",
+        help="File that receives the log's head (default: OUT/ or RUN_FOLDER/log-anchor.json, else .worldkit/anchors/RUN.json).",
     ),
 ) -> None:
     """Serve one seat's company systems as MCP tools, logging every call to the run's event log.
@@ -109,7 +109,8 @@ def serve_command(
     try:
         with Store.open(store) as opened:
             run = run_id or new_run_id(staged.config.seat)
-            anchor_file = anchor or default_anchor(run, out)
+            # A run folder's anchor lives in the folder, where `worldkit grade DIR` checks the log against it.
+            anchor_file = anchor or default_anchor(run, run_folder if run_folder is not None else out)
             # Write-ahead: each call's event is committed before its result is sent back.
             with open_run(opened, run, staged.config.seat, anchor=anchor_file) as log:
                 server = build_seat_server(staged.projection, staged.config, workspace=staged.workspace, event_log=log)

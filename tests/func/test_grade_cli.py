@@ -38,7 +38,12 @@ def oracle_run(tmp_path_factory) -> tuple[dict, Path, str]:
 def _grade(capsys, *argv: str, code: int = 0) -> dict:
     assert run(["grade", *argv, "--json"]) == code
     captured = capsys.readouterr()
-    return json.loads(captured.out) if code == 0 else {"err": captured.err}
+    if code == 0:
+        return json.loads(captured.out)
+    # Under --json an error is one object on stdout (README, CLI conventions), nothing on stderr.
+    error = json.loads(captured.out)
+    assert error["exit_code"] == code and error["schema_version"] == 1 and captured.err == ""
+    return {"err": error["error"]}
 
 
 def test_without_a_log_access_is_unknown_and_state_changes_unseen(capsys, oracle_run) -> None:
@@ -188,6 +193,7 @@ def test_a_served_folder_whose_log_was_cut_after_the_session_is_refused(capsys, 
     conn.execute(f'delete from "{events}" where seq = (select max(seq) from "{events}")')
     conn.commit()
     conn.close()
-    assert run(["grade", str(out), "--json"]) != 0
-    err = capsys.readouterr().err
-    assert "outside-2" in err
+    code = run(["grade", str(out), "--json"])
+    assert code != 0
+    error = json.loads(capsys.readouterr().out)  # under --json the error is one object on stdout
+    assert error["exit_code"] == code and "outside-2" in error["error"]

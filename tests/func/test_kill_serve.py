@@ -18,6 +18,7 @@ import pytest
 from tests.fixtures.overlays.paths import TRIAGE
 from tests.func.kill_support import drive_and_kill, server_params
 from worldkit._cli.main import run as cli
+from worldkit.mcp.confine import sweep_temp_files
 from worldkit.store import Store, read_anchor, read_events, verify_chain
 
 pytestmark = pytest.mark.slow
@@ -57,10 +58,11 @@ def test_thirty_kills_of_the_seat_server_lose_no_answered_call(tmp_path: Path, c
         # A write killed before its rename leaves the killed server's temp file (and nothing else):
         # the file was never replaced and the call never answered. Swept as the next start would.
         pid = (tmp_path / f"pid-{k}").read_text().strip()
-        for leftover in (out / "workspace").rglob(f".*.tmp-*"):
-            assert leftover.name.endswith(f".tmp-{pid}"), f"round {k}: unexpected {leftover}"
-            leftover.unlink()
-            tally["temp_left"] = tally.get("temp_left", 0) + 1
+        leftovers = [p.name for p in (out / "workspace").rglob(".wk-tmp-*")]
+        assert all(name.startswith(f".wk-tmp-{pid}-") for name in leftovers), f"round {k}: unexpected {leftovers}"
+        removed = sweep_temp_files(out / "workspace")
+        assert len(removed) == len(leftovers), f"round {k}: {removed} vs {leftovers}"
+        tally["temp_left"] = tally.get("temp_left", 0) + len(removed)
         capsys.readouterr()
         code = cli(["log", "replay", run, "--store", store, "--from", str(out / "package" / "candidate"),
                     "--workspace", str(out / "workspace")])  # fmt: skip

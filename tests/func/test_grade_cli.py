@@ -126,8 +126,9 @@ def test_usage_errors(capsys, tmp_path: Path) -> None:
     assert overlay.id == "cc1-report"
 
 
-def test_a_session_staged_like_serve_and_driven_from_outside_is_graded(capsys, tmp_path: Path) -> None:
-    """The folder contract for `serve --overlay T --out DIR`: stage_seat + run.json, any MCP client."""
+def _serve_and_drive_from_outside(tmp_path: Path, run_id: str) -> tuple[Path, Path]:
+    """The folder contract for `serve --overlay T --out DIR`: stage_seat + run.json + the log anchor
+    in the folder, driven by a plain MCP client replaying the reference actions. Returns (out, db)."""
     import anyio
     from mcp import Client
 
@@ -136,11 +137,11 @@ def test_a_session_staged_like_serve_and_driven_from_outside_is_graded(capsys, t
     from worldkit.run.folder import folder_for_package, write_run_folder
     from worldkit.store import Store
 
-    out = tmp_path / "served"
-    store = f"sqlite:///{tmp_path / 's.db'}"
+    out, db = tmp_path / "served", tmp_path / "s.db"
+    store = f"sqlite:///{db}"
     staged = stage_seat(overlay=str(GOOD), condition="full", out=out)
-    with Store.open(store) as opened, open_run(opened, "outside-1", staged.config.seat, anchor=default_anchor("outside-1", out)) as log:
-        write_run_folder(out, folder_for_package(out, run_id="outside-1", store=store, overlay_path=str(GOOD)))
+    with Store.open(store) as opened, open_run(opened, run_id, staged.config.seat, anchor=default_anchor(run_id, out)) as log:
+        write_run_folder(out, folder_for_package(out, run_id=run_id, store=store, overlay_path=str(GOOD)))
         server = build_seat_server(staged.projection, staged.config, workspace=staged.workspace, event_log=log)
         overlay = load_overlay(GOOD)
 
@@ -150,6 +151,12 @@ def test_a_session_staged_like_serve_and_driven_from_outside_is_graded(capsys, t
                     await client.call_tool(action.tool, dict(action.args))
 
         anyio.run(outside_agent)
+    return out, db
+
+
+def test_a_session_staged_like_serve_and_driven_from_outside_is_graded(capsys, tmp_path: Path) -> None:
+    """The folder contract for `serve --overlay T --out DIR`: stage_seat + run.json, any MCP client."""
+    out, _db = _serve_and_drive_from_outside(tmp_path, "outside-1")
     graded = _grade(capsys, str(out))
     assert graded["agent"] == "external" and graded["run_id"] == "outside-1"
     assert graded["deterministic_passed"] == graded["deterministic_total"] == 12
@@ -161,29 +168,7 @@ def test_a_served_folder_whose_log_was_cut_after_the_session_is_refused(capsys, 
     (guards dropped, as an attacker with the database file would) and `grade DIR` refuses."""
     import sqlite3
 
-    import anyio
-    from mcp import Client
-
-    from worldkit.mcp.server import build_seat_server
-    from worldkit.mcp.session import default_anchor, open_run, stage_seat
-    from worldkit.run.folder import folder_for_package, write_run_folder
-    from worldkit.store import Store
-
-    out = tmp_path / "served"
-    db = tmp_path / "s.db"
-    store = f"sqlite:///{db}"
-    staged = stage_seat(overlay=str(GOOD), condition="full", out=out)
-    with Store.open(store) as opened, open_run(opened, "outside-2", staged.config.seat, anchor=default_anchor("outside-2", out)) as log:
-        write_run_folder(out, folder_for_package(out, run_id="outside-2", store=store, overlay_path=str(GOOD)))
-        server = build_seat_server(staged.projection, staged.config, workspace=staged.workspace, event_log=log)
-        overlay = load_overlay(GOOD)
-
-        async def outside_agent() -> None:
-            async with Client(server) as client:
-                for action in overlay.reference.actions:
-                    await client.call_tool(action.tool, dict(action.args))
-
-        anyio.run(outside_agent)
+    out, db = _serve_and_drive_from_outside(tmp_path, "outside-2")
     conn = sqlite3.connect(db)
     triggers = [name for (name,) in conn.execute("select name from sqlite_master where type = 'trigger'")]
     for name in triggers:

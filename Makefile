@@ -10,6 +10,9 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -c constraints.txt -e '.[test]'
+	@# setuptools leaves a build-time worldkit.egg-info here; run from this folder it would shadow the
+	@# installed metadata (entry points, the editable marker inspect_ai reads), so it goes.
+	rm -rf worldkit.egg-info
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -33,7 +34,13 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     base = tmp_path_factory.mktemp("wheel")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "WORLDKIT_PATH", "WORLDKIT_WORLDS",
                                                             "WORLDKIT_OVERLAYS", "WORLDKIT_STORE", "WORLDKIT_CACHE")}
-    _sh([sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps", "-q", "-w", str(base / "dist")], base, env)
+    # Built from a copy: an in-tree build leaves worldkit.egg-info in the checkout, which would shadow
+    # the installed metadata for every other test run from it (e.g. inspect_ai's task namespace).
+    source = base / "src"
+    shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "out", "*.egg-info", "__pycache__", ".worldkit", "node_modules", ".pytest_cache", ".hypothesis",
+    ))  # fmt: skip
+    _sh([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "-q", "-w", str(base / "dist")], base, env)
     (wheel,) = (base / "dist").glob("worldkit-*.whl")
     venv = base / "venv"
     _sh([sys.executable, "-m", "venv", "--without-pip", str(venv)], base, env)

@@ -90,6 +90,11 @@ def test_kill_9_during_a_two_worker_campaign_then_resume(tmp_path: Path) -> None
     assert not any(h.alive() for h in holders), "workers outlived their coordinator"
     middle = status(out)
     assert middle["planned"] == 6 and middle["done"] < 6 and middle["running"] >= 1
+    # A run seen running just before the kill may have finished in the moment before it landed:
+    # the runs interrupted are those still running once every process is dead.
+    with Store.open(store_url) as store:
+        killed_running = [(r.seq, r.attempt) for r in claims.rows(store, final_id(out)) if r.status == "running"]
+    assert killed_running
 
     again = start(design, out, "--workers", "2", "--json")
     stdout, stderr = again.communicate(timeout=180)

@@ -173,7 +173,7 @@ def _lms_record(out: _Out, person: str, course: str, entry: Any, seq: int) -> No
             fields: dict[str, Any] = {"completed": _iso(completed), "certificate": f"CERT-{course}-{completed:%y%m%d}-{person[:3].upper()}"}
             if valid_years:
                 fields["expires"] = _iso(_add_years(completed, valid_years))
-            events.append({"date": _iso(completed), "kind": "status", "by": person, "status": "completed", "fields": fields})
+            events.append({"date": _iso(completed), "kind": "update", "by": person, "status": "completed", "fields": fields})
     else:
         completed = entry
         enrolled = completed - dt.timedelta(days=7 + (seq * 5) % 20)
@@ -183,7 +183,7 @@ def _lms_record(out: _Out, person: str, course: str, entry: Any, seq: int) -> No
         if valid_years:
             expires = _add_years(completed, valid_years)
             fields["expires"] = _iso(expires)
-        events.append({"date": _iso(completed), "kind": "status", "by": person, "status": "completed", "fields": fields})
+        events.append({"date": _iso(completed), "kind": "update", "by": person, "status": "completed", "fields": fields})
         if valid_years and _add_years(completed, valid_years) <= D(2026, 6, 30):
             expires = _add_years(completed, valid_years)
             events.append({"date": _iso(expires), "kind": "status", "by": "mbell", "status": "expired",

@@ -153,7 +153,8 @@ class EventLog:
     `session`. With `anchor`, the head is anchored in that file (see `worldkit.store.anchor`):
     at open, about every `anchor_every` seconds while appending, and — final — at `close`,
     signed with `key` (default: from the environment, `worldkit.store.anchor.log_key`). `close`
-    also seals the head in the store.
+    also seals the head in the store. `meta` (JSON object) is stored with a run this log creates:
+    how it was started, e.g. `{"trusted_staged": true}`.
     """
 
     def __init__(
@@ -167,6 +168,7 @@ class EventLog:
         anchor: Path | None = None,
         key: AnchorKey | bytes | None | Literal["env"] = "env",
         anchor_every: float = 1.0,
+        meta: Mapping[str, Any] | None = None,
     ) -> None:
         self.store = store
         self.run_id = check_run_id(run_id)
@@ -191,9 +193,9 @@ class EventLog:
         genesis = genesis_hash(self.run_id)
         with store.guard("open the event log in"), store.write() as conn:
             if claim:
-                head = claim_run(conn, self.run_id, seat, genesis, self.session)
+                head = claim_run(conn, self.run_id, seat, genesis, self.session, meta)
             else:
-                head = ensure_run(conn, self.run_id, seat, genesis, self.session)
+                head = ensure_run(conn, self.run_id, seat, genesis, self.session, meta)
         self._head: tuple[int, str] | None = (head.seq, head.hash)
         self._dialect = store.engine.dialect
         self._sql = _statements(self._dialect)

@@ -186,8 +186,13 @@ def open_run(
 
 def run_meta(staged: StagedSeat) -> dict[str, Any]:
     """The run metadata of a served folder: `trusted_staged` and the frozen check's verdict."""
-    check = staged.frozen_check
-    meta: dict[str, Any] = {"server": "worldkit.seat", "trusted_staged": bool(staged.trusted_staged)}
+    return staged_meta("worldkit.seat", staged.frozen_check, trusted=bool(staged.trusted_staged))
+
+
+def staged_meta(server: str, check: Any, *, trusted: bool, **extra: Any) -> dict[str, Any]:
+    """A run's metadata: which server logged it, whether its staged package was trusted without a
+    frozen match (`--trust-staged`), the frozen check's verdict, and `extra` fields."""
+    meta: dict[str, Any] = {"server": server, "trusted_staged": trusted, **extra}
     if check is not None:
         counts = getattr(check, "counts", None) or {}
         meta["frozen_check"] = {

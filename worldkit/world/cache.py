@@ -91,14 +91,15 @@ def source_key(root: Path) -> str:
     return digest.hexdigest()
 
 
-def entry_path(key: str, folder: Path | None = None) -> Path | None:
+def entry_path(key: str, folder: Path | None = None, kind: str = "worlds") -> Path | None:
+    """Where the entry `key` of `kind` (`worlds`: loaded packages; `templates`: compiled templates) lives."""
     folder = folder if folder is not None else cache_root()
-    return None if folder is None else folder / "worlds" / f"{key}.pickle"
+    return None if folder is None else folder / kind / f"{key}.pickle"
 
 
-def read_entry(key: str, folder: Path | None = None) -> Any | None:
+def read_entry(key: str, folder: Path | None = None, kind: str = "worlds") -> Any | None:
     """The object stored under `key`, or None if there is none or it is not exactly what was written."""
-    path = entry_path(key, folder)
+    path = entry_path(key, folder, kind)
     if path is None:
         return None
     try:
@@ -117,9 +118,9 @@ def read_entry(key: str, folder: Path | None = None) -> Any | None:
         return None
 
 
-def write_entry(key: str, value: Any, folder: Path | None = None) -> Path | None:
+def write_entry(key: str, value: Any, folder: Path | None = None, kind: str = "worlds", keep: int | None = None) -> Path | None:
     """Store `value` under `key` atomically (temp file + rename); failures to write are ignored."""
-    path = entry_path(key, folder)
+    path = entry_path(key, folder, kind)
     if path is None:
         return None
     payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
@@ -135,7 +136,10 @@ def write_entry(key: str, value: Any, folder: Path | None = None) -> Path | None
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-        prune(path.parent)
+        if keep is None:
+            prune(path.parent)
+        else:
+            prune(path.parent, keep)
     except OSError:
         return None  # a read-only or full disk only costs time
     return path

@@ -174,3 +174,44 @@ def test_processes_share_one_entry(tmp_path: Path, cache: Path) -> None:
     assert digests == {_fresh_load(root).revision("r2").digest}
     assert len(list((cache / "worlds").glob("*.pickle"))) == 1
     assert not list((cache / "worlds").glob("*.tmp"))
+
+
+
+def test_compiled_templates_are_cached_by_source_and_a_damaged_entry_is_recompiled(
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from worldkit.materialize import materialize
+    from worldkit.render.env import build_environment
+
+    root = _world(tmp_path)
+    package = _fresh_load(root)
+    templates = dict(package.revision("r1").templates)
+    name = sorted(templates)[0]
+    build_environment(templates).get_template(name)
+    entries = sorted((cache / "templates").glob("*.pickle"))
+    assert len(entries) == 1
+
+    def no_compile(*args: object, **kwargs: object) -> None:
+        raise AssertionError("compiled again")
+
+    warm = build_environment(templates)
+    monkeypatch.setattr(warm, "compile", no_compile)
+    warm.get_template(name)  # a new environment (as in a new process) reads the entry
+    edited = {**templates, name: templates[name] + "edited\n"}
+    other = build_environment(edited)
+    with pytest.raises(AssertionError, match="compiled again"):
+        monkeypatch.setattr(other, "compile", no_compile)
+        other.get_template(name)  # another source is never served the old entry
+    entries[0].write_bytes(b"not a cache entry")
+    build_environment(templates).get_template(name)  # recompiled from source ...
+    assert read_entry(entries[0].stem, cache, kind="templates") is not None  # ... and rewritten whole
+    from worldkit.render import env as render_env
+
+    from worldkit.materialize.memo import fresh_renders
+
+    with fresh_renders():
+        render_env._ENVIRONMENTS.clear()
+        cached = materialize(package, "r1", "2025-07-01", "S1", tmp_path / "cached").manifest
+        monkeypatch.setenv("WORLDKIT_CACHE", "off")
+        render_env._ENVIRONMENTS.clear()
+        assert materialize(package, "r1", "2025-07-01", "S1", tmp_path / "uncached").manifest.files == cached.files

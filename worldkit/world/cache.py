@@ -78,17 +78,33 @@ def source_files(root: Path) -> list[Path]:
 
 def source_key(root: Path) -> str:
     """The cache key of the world at `root`: changes whenever any input of loading changes."""
+    return _keys(root)[0]
+
+
+def _keys(root: Path) -> tuple[str, str]:
+    """(`source_key`, the same digest without the folder's path): one pass over the files."""
     if "code" not in _CODE:
         _CODE["code"] = _code_digest()
     root = Path(root).resolve()
-    digest = hashlib.sha256()
-    for part in (FORMAT.decode(), __version__, platform.python_version(), pickle.format_version, _CODE["code"], str(root)):
+    digest, content = hashlib.sha256(), hashlib.sha256()
+    for part in (FORMAT.decode(), __version__, platform.python_version(), pickle.format_version, _CODE["code"]):
         digest.update(str(part).encode("utf-8") + b"\0")
+        content.update(str(part).encode("utf-8") + b"\0")
+    digest.update(str(root).encode("utf-8") + b"\0")
     for path in source_files(root):
         rel = path.relative_to(root).as_posix().encode("utf-8")
         body = path.read_bytes()
-        digest.update(len(rel).to_bytes(8, "big") + rel + len(body).to_bytes(8, "big") + body)
-    return digest.hexdigest()
+        chunk = len(rel).to_bytes(8, "big") + rel + len(body).to_bytes(8, "big") + body
+        digest.update(chunk)
+        content.update(chunk)
+    return digest.hexdigest(), content.hexdigest()
+
+
+_BY_CONTENT: dict[str, WorldPackage] = {}
+"""This process's loaded packages by their path-independent key: a byte-identical copy of a world
+folder elsewhere (the scratch copies of verify's seeded faults and mutation campaign) is that
+package rebased onto the copy's folder instead of a load from source."""
+_BY_CONTENT_KEEP = 4
 
 
 def entry_path(key: str, folder: Path | None = None, kind: str = "worlds") -> Path | None:
@@ -164,16 +180,30 @@ def cached_package(root: Path, load: Callable[[Path], WorldPackage]) -> WorldPac
     folder = cache_root()
     if folder is None:
         return load(root)
-    key = source_key(root)
+    key, content = _keys(root)
     found = read_entry(key, folder)
     if isinstance(found, WorldPackage) and found.root == Path(root):
         try:
             os.utime(entry_path(key, folder))  # type: ignore[arg-type]
         except OSError:
             pass
+        _remember(content, found)
         return found
+    twin = _BY_CONTENT.get(content)
+    if twin is not None:
+        package = twin if twin.root == Path(root) else twin.rebased(Path(root))
+        write_entry(key, package, folder)
+        return package
     package = load(root)
     for name in package.revision_names:
         package.revision(name).digest  # noqa: B018 - resolve and digest every revision before storing
     write_entry(key, package, folder)
+    _remember(content, package)
     return package
+
+
+def _remember(content: str, package: WorldPackage) -> None:
+    _BY_CONTENT.pop(content, None)
+    _BY_CONTENT[content] = package
+    while len(_BY_CONTENT) > _BY_CONTENT_KEEP:
+        _BY_CONTENT.pop(next(iter(_BY_CONTENT)))

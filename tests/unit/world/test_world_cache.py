@@ -215,3 +215,31 @@ def test_compiled_templates_are_cached_by_source_and_a_damaged_entry_is_recompil
         monkeypatch.setenv("WORLDKIT_CACHE", "off")
         render_env._ENVIRONMENTS.clear()
         assert materialize(package, "r1", "2025-07-01", "S1", tmp_path / "uncached").manifest.files == cached.files
+
+
+def test_a_byte_identical_copy_elsewhere_is_the_loaded_package_rebased(
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    from worldkit.world import load as world_load
+
+    monkeypatch.setattr(world_cache, "_BY_CONTENT", {})  # nothing remembered from other tests
+    root = _world(tmp_path)
+    first = _fresh_load(root)
+    copy = tmp_path / "copies" / "mini"
+    shutil.copytree(root, copy)
+
+    def no_load(path: Path) -> None:
+        raise AssertionError(f"loaded {path} from source")
+
+    monkeypatch.setattr(world_load, "_load_package", no_load)
+    twin = _fresh_load(copy)
+    assert twin.root == copy.resolve() and twin is not first
+    assert [twin.revision(n).digest for n in twin.revision_names] == [first.revision(n).digest for n in first.revision_names]
+    assert all(str(copy.resolve()) in v for v in twin.origin.values() if str(tmp_path) in v)
+    assert not any(v.startswith(str(root) + "/") for v in twin.origin.values())
+    note = copy / "templates" / "note.md.j2"
+    note.write_text(note.read_text() + "edited in the copy only\n")
+    with pytest.raises(AssertionError, match="from source"):
+        _fresh_load(copy)  # an edited copy is loaded anew

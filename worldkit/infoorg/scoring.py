@@ -217,10 +217,17 @@ def _economy(ref: IndexedTree, out: IndexedTree, economy_lambda: float) -> float
 
 def _node_sets(tree: IndexedTree) -> Counter[frozenset[int]]:
     """Multiset of every folder's record set (records numbered by position)."""
-    members: list[list[int]] = [[] for _ in range(tree.node_count)]
+    by_chain: dict[tuple[int, ...], list[int]] = {}
     for index, chain in enumerate(tree.record_nodes):
+        found = by_chain.get(chain)
+        if found is None:
+            by_chain[chain] = [index]
+        else:
+            found.append(index)
+    members: list[list[int]] = [[] for _ in range(tree.node_count)]
+    for chain, indices in by_chain.items():  # records in one folder share its whole chain
         for node in chain:
-            members[node].append(index)
+            members[node].extend(indices)
     return Counter(frozenset(m) for m in members)
 
 

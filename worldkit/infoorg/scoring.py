@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from operator import itemgetter
 from pathlib import Path
 from typing import Literal
 
@@ -204,8 +205,8 @@ def _folder_children(tree: IndexedTree) -> list[int]:
     children = [0] * tree.node_count
     for node in range(1, tree.node_count):
         children[tree.parent[node]] += 1
-    for chain in tree.record_nodes:
-        children[chain[-1]] += 1
+    for node, records in Counter(map(itemgetter(-1), tree.record_nodes)).items():
+        children[node] += records
     return children
 
 

@@ -25,6 +25,10 @@ def test_pharmaco_demo_stats_json(capsys: pytest.CaptureFixture[str]) -> None:
         assert info["files_per_seat"][seat] >= 775
     assert info["records"] > 0 and info["messages"] > 0
     assert info["overlays"] >= 0 and info["criteria"] >= info["overlays"]
+    for seat, formats in info["formats_per_seat"].items():  # the office mix, per seat
+        assert sum(formats.values()) == info["files_per_seat"][seat]
+        assert {"DOCX", "PDF", "XLSX"} <= set(formats) and formats["PDF"] >= 100 and formats["DOCX"] >= 100
+    assert any("EML" in formats for formats in info["formats_per_seat"].values())
 
 
 def test_default_date_and_text_output(capsys: pytest.CaptureFixture[str]) -> None:

@@ -82,7 +82,8 @@ def stats(
     typer.echo(f"seats:    {len(info['seats'])}")
     typer.echo("files per seat:")
     for seat, count in info["files_per_seat"].items():
-        typer.echo(f"  {seat:<14} {count}")
+        mix = ", ".join(f"{n} {kind}" for kind, n in sorted(info["formats_per_seat"][seat].items(), key=lambda x: (-x[1], x[0])))
+        typer.echo(f"  {seat:<14} {count}  ({mix})")
     typer.echo(f"records:  {info['records']}")
     typer.echo(f"messages: {info['messages']}")
     typer.echo(f"overlays: {info['overlays']} ({info['criteria']} criteria)")

@@ -26,6 +26,9 @@ def graph() -> grimp.ImportGraph:
     ("a", "b"),
     [
         ("worldkit.store.db", "worldkit.store.revisions"),
+        ("worldkit.infoorg.overlays", "worldkit.infoorg.packets"),
+        ("worldkit.infoorg.overlays", "worldkit.infoorg.packet_info"),
+        ("worldkit.verify.context", "worldkit.verify.tasks"),
         ("worldkit.verify.report", "worldkit.verify.runner"),
     ],
 )

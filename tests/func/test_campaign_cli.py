@@ -184,3 +184,18 @@ def test_cli_errors_name_the_file_and_the_fix(tmp_path: Path, capsys) -> None:
     unknown.write_text(f"tasks: [{TRIAGE}]\nagents: [no-such-agent]\n")
     assert run(["campaign", "run", str(unknown), "--out", str(tmp_path / "u")]) == 2
     assert "unknown agent 'no-such-agent'; available agents:" in capsys.readouterr().err
+
+
+def test_plan_prints_the_schedule_as_a_table_matching_its_json(tmp_path: Path, capsys) -> None:
+    import re
+
+    design = write_design(tmp_path)
+    assert run(["campaign", "plan", str(design), "--json"]) == 0
+    planned = json.loads(capsys.readouterr().out)["runs"]
+    assert run(["campaign", "plan", str(design)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("campaign ") and f"{len(planned)} runs" in lines[0]
+    assert lines[2].split() == ["SEQ", "BLOCK", "ORDER", "TASK", "AGENT", "CONDITION"]
+    rows = [re.split(r" {2,}", line.strip()) for line in lines[4:] if line.strip()]
+    assert rows == [[str(r["seq"]), str(r["block"]), str(r["order"]), r["task"], r["agent"], r["condition"]]
+                    for r in planned]

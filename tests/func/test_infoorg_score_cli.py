@@ -29,10 +29,14 @@ category      both
 clade F1      88.89
 exact         no
 
-level          g        o        m   agreed conflict    unres
-parent        30       30       30       30        0        0
-leaf           4        4        4        4        0        0
-2              0        1        0        0        0        0
+Triples by level
+
+  level     g    o    m   agreed   conflict   unres
+ ───────────────────────────────────────────────────
+  parent   30   30   30       30          0       0
+  leaf      4    4    4        4          0       0
+  2         0    1    0        0          0       0
+
 unsupported refinement: 1 triples
 """
 

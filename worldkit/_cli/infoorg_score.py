@@ -42,16 +42,16 @@ def render_table(score: StructureScore) -> str:
         f"{'category':<14}{score.category}",
         f"{'clade F1':<14}{_pct(score.clade_f1)}",
         f"{'exact':<14}{'yes' if score.exact else 'no'}",
-        "",
-        f"{'level':<7}{'g':>9}{'o':>9}{'m':>9}{'agreed':>9}{'conflict':>9}{'unres':>9}",
     ]
-    for depth, c in score.levels.items():
-        name = {0: "parent", 1: "leaf"}.get(depth, str(depth))
-        lines.append(
-            f"{name:<7}{c.g:>9}{c.o:>9}{c.m:>9}{c.agreed:>9}{c.conflicting:>9}{c.unresolved:>9}"
-        )
-    lines.append(f"unsupported refinement: {score.unsupported_refinement} triples")
-    return "\n".join(lines) + "\n"
+    from worldkit._cli.output import render_table as table
+
+    columns = ["level", "g", "o", "m", "agreed", "conflict", "unres"]
+    levels = [
+        [{0: "parent", 1: "leaf"}.get(depth, str(depth)), *map(str, (c.g, c.o, c.m, c.agreed, c.conflicting, c.unresolved))]
+        for depth, c in score.levels.items()
+    ]
+    return ("\n".join(lines) + "\n\n" + table(columns, levels, title="Triples by level", right=set(columns[1:]))
+            + f"unsupported refinement: {score.unsupported_refinement} triples\n")
 
 
 def _report(score: StructureScore, as_json: bool, what: str) -> None:

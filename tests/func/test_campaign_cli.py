@@ -11,6 +11,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from tests.fixtures.overlays.paths import TRIAGE
@@ -122,6 +123,15 @@ def test_a_finished_campaign_restarted_runs_nothing_and_a_busy_folder_is_refused
     assert run(["campaign", "run", str(design), "--out", str(out), "--json"]) == 0
     first = json.loads(capsys.readouterr().out)
     assert (first["planned"], first["done"], first["records"]) == (2, 2, 2)
+    assert run(["campaign", "status", str(out), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    from worldkit._cli.schema import all_schemas
+
+    schema = all_schemas()["campaign-status.schema.json"]
+    jsonschema.validators.validator_for(schema)(schema).validate(shown)
+    assert (shown["schema_version"], shown["done"], shown["failures"]) == (1, 2, [])
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validators.validator_for(schema)(schema).validate({**shown, "done": "2"})
     before = sorted(p.name for p in (out / "runs").iterdir())
     assert run(["report", str(out)]) == 0  # `worldkit report` reads a campaign folder as it is
     report = capsys.readouterr().out

@@ -159,3 +159,63 @@ def test_changed_overlay_is_refused(capsys, real_runs: Path, tmp_path: Path) -> 
     code, _, err = cli(capsys, "report", str(tmp_path / "runs"), "--replicates", "0")
     assert code == 3
     assert "but the runs used 000000000000…; report on the overlay the runs used" in err
+
+
+# Campaign runs: block and schedule position from the plan ---------------------------------------
+
+def test_campaign_runs_carry_the_plans_block_and_order(capsys, tmp_path: Path) -> None:
+    from worldkit.run.campaign import CampaignDesign, PlannedTask, expand
+    from worldkit.run.campaign.plan import write_plan
+
+    tasks = [PlannedTask(id=f"T{i}", ref=f"T{i}", kind="overlay", sha256=f"{i:064x}",
+                         packets=["p1", "p2"]) for i in range(3)]
+    design = CampaignDesign(tasks=[t.id for t in tasks], agents=["a", "b"],
+                            conditions={"full": 2, "curated": 2}, seed=11)
+    plan = expand(design, tasks)
+    assert {r.block for r in plan.runs} == {1, 2}
+    folder = tmp_path / "campaign"
+    write_plan(plan, folder)
+    pool: dict[tuple[str, str, str], list] = {}
+    for record in synthetic(tasks=3, runs=4):
+        pool.setdefault((record.task, record.agent, record.condition), []).append(record)
+    for run in plan.runs:
+        record = pool[(run.task, run.agent, run.condition)].pop().model_copy(
+            update={"run_id": plan.run_id(run, 1)})
+        (folder / "runs" / record.run_id).mkdir(parents=True)
+        write_record(record, folder / "runs" / record.run_id / RECORD_FILENAME)
+    out = tmp_path / "ledgers"
+    code, _, err = cli(capsys, "export", "ledgers", str(folder / "runs"), "--out", str(out))
+    assert code == 0, err
+    with (out / "run_ledger.csv").open(newline="", encoding="utf-8") as handle:
+        exported = {row["run_id"]: row for row in csv.DictReader(handle)}
+    assert len(exported) == len(plan.runs)
+    for run in plan.runs:
+        row = exported[plan.run_id(run, 1)]
+        assert (row["block"], row["scheduled_order_within_task_agent"]) == (
+            str(run.block), str(run.order))
+    # Within each task × agent cell the orders are 1…n, as the paper's ledger numbers them.
+    cells: dict[tuple[str, str], list[int]] = {}
+    for row in exported.values():
+        cells.setdefault((row["task_id"], row["agent_id"]), []).append(
+            int(row["scheduled_order_within_task_agent"]))
+    assert all(sorted(v) == list(range(1, len(v) + 1)) for v in cells.values())
+    # Read back: the same rows and the same report as the records themselves.
+    assert read_ledgers(out, source="runs") == load_rows([folder / "runs"])
+
+    # A record that is not the planned run its id names is refused, naming the file.
+    first = plan.runs[0]
+    path = folder / "runs" / plan.run_id(first, 1) / RECORD_FILENAME
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["agent"] = "b" if first.agent == "a" else "a"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    code, _, err = cli(capsys, "export", "ledgers", str(folder / "runs"), "--out",
+                       str(tmp_path / "again"))
+    assert code == 3 and str(path) in err and "planned run 1" in err
+    # An edited plan is refused too.
+    data["agent"] = first.agent
+    path.write_text(json.dumps(data), encoding="utf-8")
+    (folder / "plan.json").write_bytes((folder / "plan.json").read_bytes().replace(b'"seed":11',
+                                                                                     b'"seed":12'))
+    code, _, err = cli(capsys, "export", "ledgers", str(folder / "runs"), "--out",
+                       str(tmp_path / "third"))
+    assert code == 3 and "plan.json" in err and "digest" in err

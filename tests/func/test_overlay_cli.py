@@ -63,12 +63,14 @@ def test_check_broken_fixtures_exit_1_and_name_the_item(name: str, capsys: pytes
 
 
 def test_check_error_lines_are_exact(capsys: pytest.CaptureFixture[str]) -> None:
+    from worldkit.overlay._paths import PATH_CONVENTIONS
+
     assert run(["overlay", "check", str(BROKEN / "curated-missing.yaml")]) == 1
     lines = [line for line in capsys.readouterr().out.splitlines(keepends=True) if "counterfactual-missing" not in line]
     assert "".join(lines) == (
         "error   curated-missing                curated.curator-1[5]: files/Shared/Notes/window note (renamed).md is "
         "not in the projection. Fix: a packet only selects existing projection files (no additions or renames); "
-        "fix the path or remove it\n"
+        f"fix the path or remove it; {PATH_CONVENTIONS}\n"
         "cc1-report: FAILED (1 error(s), 1 warning(s))\n"
     )
 

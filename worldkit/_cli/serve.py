@@ -246,8 +246,33 @@ def replay_command(
         typer.echo(f"ok: {report.message}")
 
 
+def recover_command(
+    run_id: str = typer.Argument(..., metavar="RUN", help="Run id (see `worldkit log list`)."),
+    workspace: Path = typer.Option(..., "--workspace", help="The workspace folder the killed server wrote in."),
+    store: str | None = typer.Option(None, "--store", help=STORE_HELP),
+    anchor: Path | None = typer.Option(None, "--anchor", help="Check the log against this anchor file first."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as one JSON object."),
+) -> None:
+    """Settle a killed server's workspace with its run's log (the next start's crash recovery).
+
+    A write killed after its event was committed is completed; one killed before is dropped; so
+    `log replay RUN --workspace DIR` then agrees with the disk. Exit 1 if the log does not check out.
+    """
+    from worldkit.mcp.recover import recover_workspace
+    from worldkit.store import Store, read_anchor
+
+    found = read_anchor(anchor) if anchor is not None else None
+    with Store.open(store, create=False) as opened:
+        report = recover_workspace(opened, run_id, workspace, anchor=found)
+    if as_json:
+        echo_json({**report.model_dump(mode="json"), "message": report.message})
+    else:
+        typer.echo(f"ok: {report.message}")
+
+
 def register(app: typer.Typer) -> None:
     from worldkit._cli.log import log_app
 
     app.command("serve")(serve_command)
     log_app.command("replay")(replay_command)
+    log_app.command("recover")(recover_command)

@@ -2,7 +2,8 @@
 
 The fingerprint covers the inputs, every entry and the tool-bundle digest; the rendering
 environment is recorded beside it but not fingerprinted, so an identical tree always has the
-same fingerprint. No timestamps anywhere.
+same fingerprint. The only times are each file's intended modification time (`Entry.mtime`, a
+function of the world and the date, never of the clock), which materialize sets on disk.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ class Entry(_Frozen):
     """files, records, mail, chat, tools, seat, …"""
     source: str
     """Entity id the file was produced from."""
+    mtime: str
+    """The file's intended modification time, `YYYY-MM-DDTHH:MM:SSZ` (UTC): its last change on or before the
+    projection date (a document's own date, a record's last event, a mail's date and time). Set on disk."""
 
 
 class Inputs(_Frozen):
@@ -151,6 +155,18 @@ def scan_tree(root: Path, ignore: frozenset[str] = frozenset({MANIFEST_NAME})) -
 
     found = scan(root, ignore)
     return dict(sorted({**found.files, **found.special}.items()))
+
+
+def disk_stamps(root: Path, paths: list[str]) -> dict[str, str]:
+    """path → the on-disk modification time of each regular file, as an `Entry.mtime` stamp."""
+    import datetime as dt
+    import os
+
+    out: dict[str, str] = {}
+    for rel in paths:
+        seconds = os.lstat(os.path.join(root, rel)).st_mtime_ns // 1_000_000_000
+        out[rel] = dt.datetime.fromtimestamp(seconds, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return out
 
 
 def diff_tree(root: Path, entries: list[Entry], ignore: frozenset[str] = frozenset({MANIFEST_NAME})) -> TreeDiff:

@@ -20,6 +20,8 @@ from contextlib import contextmanager
 
 Key = tuple[str, str, str, str]
 """(revision digest, date, path, source)."""
+Rendered = tuple[bytes, str]
+"""A file's bytes and its intended modification time (`worldkit.materialize.project.stamp`)."""
 
 BUDGET = 96 * 1024 * 1024
 """Bytes of rendered content kept at most."""
@@ -33,9 +35,9 @@ class RenderMemo:
         self.size = 0
         self.hits = 0
         self.misses = 0
-        self._items: OrderedDict[Key, bytes] = OrderedDict()
+        self._items: OrderedDict[Key, Rendered] = OrderedDict()
 
-    def bytes_for(self, key: Key, produce: Callable[[], bytes]) -> bytes:
+    def bytes_for(self, key: Key, produce: Callable[[], Rendered]) -> Rendered:
         found = self._items.get(key)
         if found is not None:
             self._items.move_to_end(key)
@@ -43,12 +45,12 @@ class RenderMemo:
             return found
         self.misses += 1
         data = produce()
-        if len(data) <= self.budget // 8:
+        if len(data[0]) <= self.budget // 8:
             self._items[key] = data
-            self.size += len(data)
+            self.size += len(data[0])
             while self.size > self.budget:
                 _, old = self._items.popitem(last=False)
-                self.size -= len(old)
+                self.size -= len(old[0])
         return data
 
     def clear(self) -> None:

@@ -19,8 +19,33 @@ from worldkit.materialize.memo import current_memo
 from worldkit.render import Renderer
 from worldkit.timeline import Snapshot, as_of
 from worldkit.tools import tool_bundle
-from worldkit.world.models import Message, Seat
+from worldkit.world.models import Document, Message, Seat
 from worldkit.world.state import WorldState
+
+
+NOON = dt.time(12, 0)
+"""A date-only item's time of day (UTC): its date reads the same in every time zone from UTC-11 to UTC+11."""
+
+
+def stamp(day: dt.date, time: dt.time = NOON) -> str:
+    """A file's intended modification time as recorded in the manifest: `YYYY-MM-DDTHH:MM:SSZ` (UTC)."""
+    return dt.datetime.combine(day, time).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def stamp_seconds(value: str) -> int:
+    """Seconds since the epoch of a `stamp` (what `os.utime` sets)."""
+    return int(dt.datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc).timestamp())
+
+
+def _time_of(msg: Message) -> dt.time:
+    try:
+        return dt.time.fromisoformat(msg.time).replace(microsecond=0, tzinfo=None)
+    except ValueError:
+        return NOON
+
+
+def message_stamp(msg: Message) -> str:
+    return stamp(msg.date, _time_of(msg))
 
 
 @dataclass(frozen=True)
@@ -28,7 +53,11 @@ class PlannedFile:
     path: str
     surface: str
     source: str
-    produce: Callable[[], bytes]
+    render: Callable[[], tuple[bytes, str]]
+    """The file's bytes and its intended modification time (a `stamp`: its last change on or before D)."""
+
+    def produce(self) -> bytes:
+        return self.render()[0]
 
 
 @dataclass(frozen=True)
@@ -78,20 +107,25 @@ class Projection:
         digest = self.state.digest if memo is not None else ""
         iso = snap.date.isoformat()
 
-        def shared(path: str, surface: str, source: str, produce: Callable[[], bytes]) -> PlannedFile:
+        def shared(path: str, surface: str, source: str, produce: Callable[[], tuple[bytes, str]]) -> PlannedFile:
             """A file rendered from the seat-independent snapshot: its bytes may come from the memo."""
             if memo is None:
                 return PlannedFile(path, surface, source, produce)
             key = (digest, iso, path, source)
             return PlannedFile(path, surface, source, lambda: memo.bytes_for(key, produce))
 
+        def rendered(doc: Document) -> tuple[bytes, str]:
+            data, day = render.document_dated(doc)
+            return data, stamp(day)
+
         for doc_id in self.documents:
             doc = snap.documents[doc_id]
-            planned.append(shared(self.document_path(doc_id), "files", doc_id, lambda d=doc: render.document(d)))
+            planned.append(shared(self.document_path(doc_id), "files", doc_id, lambda d=doc: rendered(d)))
         for rec_id in self.records:
             view = snap.records[rec_id]
             planned.append(
-                shared(self.record_path(rec_id), "records", rec_id, lambda v=view: pretty_json(v.as_json([])).encode())
+                shared(self.record_path(rec_id), "records", rec_id,
+                       lambda v=view: (pretty_json(v.as_json([])).encode(), stamp(v.updated)))
             )
         if self.records:
             visible = set(self.records)
@@ -99,12 +133,17 @@ class Projection:
                 r: sorted(x for x in snap.records[r].record.links if x in visible) for r in self.records
             }
             relations = {k: v for k, v in relations.items() if v}
-            planned.append(PlannedFile("records/_relations.json", "records", self.seat.id, lambda: pretty_json(relations).encode()))
+            # Links never change: the relations last changed when the latest record among them appeared.
+            involved = {x for k, v in relations.items() for x in (k, *v)} or visible
+            since = (max if relations else min)(snap.records[x].created for x in involved)
+            planned.append(PlannedFile("records/_relations.json", "records", self.seat.id,
+                                       lambda: (pretty_json(relations).encode(), stamp(since))))
         chats: dict[str, list[Message]] = {}
         for msg_id in self.messages:
             msg = snap.messages[msg_id]
             if msg.kind == "mail":
-                planned.append(shared(self.message_path(msg), "mail", msg_id, lambda m=msg: self._mail_bytes(m)))
+                planned.append(shared(self.message_path(msg), "mail", msg_id,
+                                      lambda m=msg: (self._mail_bytes(m), message_stamp(m))))
             else:
                 assert msg.channel is not None
                 chats.setdefault(msg.channel, [])
@@ -115,12 +154,28 @@ class Projection:
                 key=lambda m: (m.date, m.time, m.id),
             )
             planned.append(
-                shared(f"chat/{channel}.jsonl", "chat", channel, lambda ms=in_channel: self._chat_bytes(ms))
+                shared(f"chat/{channel}.jsonl", "chat", channel,
+                       lambda ms=in_channel: (self._chat_bytes(ms), message_stamp(ms[-1])))
             )
-        planned.append(PlannedFile("tools.json", "tools", self.seat.id, lambda: pretty_json(self.bundle()).encode()))
-        planned.append(PlannedFile("seat.json", "seat", self.seat.id, lambda: pretty_json(self.seat_card()).encode()))
+        planned.append(PlannedFile("tools.json", "tools", self.seat.id,
+                                   lambda: (pretty_json(self.bundle()).encode(), stamp(self._surfaces_since()))))
+        planned.append(PlannedFile("seat.json", "seat", self.seat.id,
+                                   lambda: (pretty_json(self.seat_card()).encode(), stamp(self.date))))
         planned.sort(key=lambda f: f.path)
         return iter(planned)
+
+    def _surfaces_since(self) -> dt.date:
+        """The day the seat's set of surfaces (what `tools.json` lists) last changed."""
+        snap = self.snapshot
+        starts = []
+        if self.documents:
+            starts.append(min(snap.documents[d].visible_from for d in self.documents))
+        if self.records:
+            starts.append(min(snap.records[r].created for r in self.records))
+        if not starts:
+            span = self.state.date_span()
+            return span[0] if span is not None and span[0] <= self.date else self.date
+        return max(starts)
 
     def seat_card(self) -> dict:
         person = self.state.people[self.seat.person]

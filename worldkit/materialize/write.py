@@ -20,8 +20,8 @@ import jinja2
 from worldkit import __version__
 from worldkit._fs import atomic_directory
 from worldkit.errors import UsageError
-from worldkit.materialize.manifest import Entry, Environment, Inputs, Manifest, write_manifest
-from worldkit.materialize.project import PlannedFile, Projection, plan_projection
+from worldkit.materialize.manifest import MANIFEST_NAME, Entry, Environment, Inputs, Manifest, write_manifest
+from worldkit.materialize.project import PlannedFile, Projection, plan_projection, stamp, stamp_seconds
 from worldkit.world.load import WorldPackage, load_world
 
 
@@ -75,7 +75,7 @@ def _write_new(path: str, data: bytes) -> None:
         os.close(fd)
 
 
-_Row = tuple[str, str, int, str, str]
+_Row = tuple[str, str, int, str, str, str]
 _PARALLEL_MIN_FILES = 4000
 # Set just before forking workers; a forked worker reads its share of the plan from here.
 _FORK_PLAN: list[PlannedFile] = []
@@ -85,13 +85,16 @@ def _write_rows(root: str, planned: list[PlannedFile]) -> list[_Row]:
     rows: list[_Row] = []
     made: set[str] = set()
     for item in planned:
-        data = item.produce()
+        data, mtime = item.render()
         parent = item.path.rpartition("/")[0]
         if parent not in made:
             os.makedirs(os.path.join(root, parent), exist_ok=True)
             made.add(parent)
-        _write_new(os.path.join(root, item.path), data)
-        rows.append((item.path, hashlib.sha256(data).hexdigest(), len(data), item.surface, item.source))
+        target = os.path.join(root, item.path)
+        _write_new(target, data)
+        seconds = stamp_seconds(mtime)
+        os.utime(target, (seconds, seconds))
+        rows.append((item.path, hashlib.sha256(data).hexdigest(), len(data), item.surface, item.source, mtime))
     return rows
 
 
@@ -144,8 +147,8 @@ def write_projection(projection: Projection, tmp: Path) -> Manifest:
             _FORK_PLAN = []
         rows = sorted(row for share in shares for row in share)
     entries = [
-        Entry.model_construct(path=path, sha256=sha, size=size, surface=surface, source=source)
-        for path, sha, size, surface, source in rows
+        Entry.model_construct(path=path, sha256=sha, size=size, surface=surface, source=source, mtime=mtime)
+        for path, sha, size, surface, source, mtime in rows
     ]
     state = projection.state
     inputs = Inputs(
@@ -167,7 +170,28 @@ def write_projection(projection: Projection, tmp: Path) -> Manifest:
         fingerprint=Manifest.compute_fingerprint(inputs, entries, bundle_sha),
     )
     write_manifest(tmp, manifest)
+    _date_directories(root, rows, stamp(projection.date))
     return manifest
+
+
+def _date_directories(root: str, rows: list[_Row], today: str) -> None:
+    """No wall clock on disk: `manifest.json` gets the projection date, each directory the latest
+    mtime beneath it (the root at least the projection date, as its seat card has)."""
+    latest: dict[str, str] = {"": today}
+    for row in rows:
+        path, mtime = row[0], row[5]
+        parent = path.rpartition("/")[0]
+        while True:
+            if latest.get(parent, "") < mtime:
+                latest[parent] = mtime
+            if not parent:
+                break
+            parent = parent.rpartition("/")[0]
+    seconds = stamp_seconds(today)
+    os.utime(os.path.join(root, MANIFEST_NAME), (seconds, seconds))
+    for rel, mtime in latest.items():
+        seconds = stamp_seconds(mtime)
+        os.utime(os.path.join(root, rel) if rel else root, (seconds, seconds))
 
 
 def materialize(

@@ -8,8 +8,9 @@ Write-ahead: the event is stored (committed) before the result goes back to the 
 every answer an agent received is in the log, even if the server is killed the next instant.
 If storing fails, the call fails with the store's error rather than answering unlogged. A tool
 body that must log inside its own critical section (the organizer logs a move before it drops
-the move's journal) appends itself and sets `CALL_NOTE["logged"]`; the middleware then adds
-nothing for that call.
+the move's journal; the seat logs a mutation after staging it and before applying it) appends
+itself — `CALL_NOTE["log_now"](body, state_change)` — or sets `CALL_NOTE["logged"]`; the
+middleware then adds nothing for that call.
 """
 
 from __future__ import annotations
@@ -46,6 +47,15 @@ class CallLogMiddleware:
             arguments = {"_not_an_object": arguments}
         # The tool body may log the call itself with exactly these arguments (see the docstring).
         note: dict[str, Any] = {"tool": tool, "arguments": arguments}
+
+        def log_now(body: Any, state_change: dict[str, Any] | None) -> None:
+            """Log this call as answered `ok` with `body` now (write-ahead, inside the tool's critical
+            section); the middleware then adds nothing."""
+            self._append(tool, arguments, "ok", None if body is None else _digest(body), None,
+                         state_change=state_change)  # fmt: skip
+            note["logged"] = True
+
+        note["log_now"] = log_now
         token = CALL_NOTE.set(note)
         try:
             result = await call_next(ctx)

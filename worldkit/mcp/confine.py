@@ -19,6 +19,7 @@ import re
 import secrets
 import stat
 import unicodedata
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,8 @@ __all__ = [
     "check_id",
     "check_path",
     "open_confined",
+    "settle_temp_files",
+    "stage_confined",
     "sweep_temp_files",
     "write_confined",
 ]
@@ -235,8 +238,58 @@ def open_confined(root: Path, rel: str) -> bytes:
         os.close(fd)
 
 
-def write_confined(root: Path, rel: str, data: bytes) -> None:
-    """Replace `root/rel` atomically (temp file, then rename), creating parent folders.
+class StagedWrite:
+    """A file write made durable but not yet visible: the new bytes in a fresh temp file beside
+    the target (fsync'd), renamed over it only by `commit`, dropped by `abort`.
+
+    This is the write-ahead half of a seat mutation: the server logs the change (with the
+    content's digest) between `stage_confined` and `commit`, so a kill at any instant leaves the
+    file either as the log says or with a temp file that `settle_temp_files` completes or drops
+    according to the log."""
+
+    def __init__(self, root: Path, rel: str, parent: int, temp: str, created: list[str]) -> None:
+        self.root, self.rel, self.temp = root, rel, temp
+        self._parent: int | None = parent
+        self._created = created
+
+    def commit(self) -> None:
+        """Make the new content visible (atomic rename over the target), then sync the folder."""
+        parent = self._take()
+        try:
+            try:
+                os.rename(self.temp, self.rel.rsplit("/", 1)[-1], src_dir_fd=parent, dst_dir_fd=parent)
+            except BaseException:
+                os.unlink(self.temp, dir_fd=parent)
+                _remove_created(self.root, self._created)
+                raise
+            try:
+                os.fsync(parent)  # the rename itself durable (a kill -9 needs none; a power cut does)
+            except OSError:
+                pass
+        finally:
+            os.close(parent)
+
+    def abort(self) -> None:
+        """Drop the new content: the temp file and any folder the write created."""
+        parent = self._take()
+        try:
+            os.unlink(self.temp, dir_fd=parent)
+        except FileNotFoundError:
+            pass
+        finally:
+            os.close(parent)
+        _remove_created(self.root, self._created)
+
+    def _take(self) -> int:
+        parent, self._parent = self._parent, None
+        if parent is None:
+            raise RuntimeError(f"the staged write of {self.rel!r} was already committed or aborted")
+        return parent
+
+
+def stage_confined(root: Path, rel: str, data: bytes) -> StagedWrite:
+    """Write `data` durably to a fresh temp file beside `root/rel` (creating parent folders);
+    `StagedWrite.commit` then replaces the target atomically.
 
     A symlink anywhere on the way, or a directory where the file should be, is refused.
     """
@@ -267,15 +320,22 @@ def write_confined(root: Path, rel: str, data: bytes) -> None:
                 os.fsync(fd)
             finally:
                 os.close(fd)
-            os.rename(tmp, parts[-1], src_dir_fd=parent, dst_dir_fd=parent)
         except BaseException:
             os.unlink(tmp, dir_fd=parent)
             raise
     except BaseException:
+        os.close(parent)
         _remove_created(root, created)
         raise
-    finally:
-        os.close(parent)
+    return StagedWrite(Path(root), rel, parent, tmp, created)
+
+
+def write_confined(root: Path, rel: str, data: bytes) -> None:
+    """Replace `root/rel` atomically (temp file, then rename), creating parent folders.
+
+    A symlink anywhere on the way, or a directory where the file should be, is refused.
+    """
+    stage_confined(root, rel, data).commit()
 
 
 def _remove_created(root: Path, created: list[str]) -> None:
@@ -307,6 +367,61 @@ def sweep_temp_files(root: Path) -> list[str]:
                 os.unlink(path)
                 removed.append(os.path.relpath(path, root).replace(os.sep, "/"))
     return sorted(removed)
+
+
+def settle_temp_files(root: Path, logged: Mapping[str, str]) -> tuple[list[str], list[str]]:
+    """Settle the temp files of writes whose process died, consistently with the log.
+
+    `logged` is path → SHA-256 of the last write of each workspace file the run's log holds. A
+    dead writer's temp file whose content is the logged content of a file beside it that does not
+    hold that content yet is the write killed after its event was committed and before its rename:
+    the rename is completed. Every other one (a write killed before its event was committed, or a
+    half-written temp file) is removed. Returns (paths completed, temp files removed)."""
+    completed: list[str] = []
+    removed: list[str] = []
+    root = Path(root)
+    for folder, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not os.path.islink(os.path.join(folder, d)))
+        base = Path(folder).relative_to(root).as_posix()
+        prefix = "" if base == "." else base + "/"
+        for name in sorted(filenames):
+            found = _TEMP.fullmatch(name)
+            temp = os.path.join(folder, name)
+            if found is None or _alive(int(found.group(1))) or not _regular(temp):
+                continue
+            with open(temp, "rb") as handle:
+                digest = hashlib.sha256(handle.read()).hexdigest()
+            target = next(
+                (
+                    path for path, sha in sorted(logged.items())
+                    if sha == digest and path.startswith(prefix) and "/" not in path[len(prefix) :]
+                    and _disk_digest(os.path.join(folder, path[len(prefix) :])) not in (digest, "other")
+                ),
+                None,
+            )  # fmt: skip
+            if target is None:
+                os.unlink(temp)
+                removed.append(prefix + name)
+            else:
+                os.rename(temp, os.path.join(folder, target[len(prefix) :]))
+                completed.append(target)
+    return completed, removed
+
+
+def _regular(path: str) -> bool:
+    return stat.S_ISREG(os.lstat(path).st_mode)
+
+
+def _disk_digest(path: str) -> str | None:
+    """SHA-256 of a regular file, None if missing, `other` for anything else (never followed)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISREG(mode):
+        return "other"
+    with open(path, "rb") as handle:
+        return hashlib.sha256(handle.read()).hexdigest()
 
 
 def _alive(pid: int) -> bool:

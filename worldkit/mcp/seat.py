@@ -5,8 +5,10 @@ there, and implements the ten tools of `worldkit.tools.specs` over it: files (th
 `files/` plus an optional writable workspace shown as `workspace/…`), records (the record views and
 the relations among them) and communication (mail, chat and what the seat sends). Reads come only
 from the projection, so future-dated, other-seat and verifier-only material is unreachable: it is
-not there. Mutations are decided by the `ToolConfig`, applied to a `SeatState` and returned with
-the change payload to log. A refusal raises `CallRefused` (or `PathRefused`) and changes nothing.
+not there. Mutations are decided by the `ToolConfig`, staged on a `SeatState`, handed with their
+result to the `write_ahead` hook (the server logs them there, durably) and only then applied, so
+after a kill the disk never holds a change the log lacks. A refusal raises `CallRefused` (or
+`PathRefused`) and changes nothing.
 
 This module must never take a seat, person or identity from a caller, never read outside the
 projection and the workspace, and never apply a change it has not checked against the config.
@@ -16,8 +18,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel
 
 from worldkit.errors import InvalidWorld, PathRefused, UsageError
 from worldkit.materialize.manifest import read_manifest
@@ -41,6 +46,7 @@ from worldkit.mcp.results import (
 from worldkit.mcp.search import SearchIndex
 from worldkit.mcp.state import (
     DiskWorkspace,
+    PendingChange,
     SeatState,
     SendMessageChange,
     UpdateRecordChange,
@@ -113,8 +119,12 @@ class SeatView:
         *,
         workspace: Path | None = None,
         state: SeatState | None = None,
+        write_ahead: Callable[[BaseModel, Any], None] | None = None,
     ) -> None:
         self.root = Path(projection).absolute()
+        # Called with (result, change) once a mutation is staged, before it is applied: the server
+        # logs the call there, durably, so nothing becomes visible that the log lacks.
+        self.write_ahead = write_ahead
         self.manifest = read_manifest(self.root)
         inputs = self.manifest.inputs
         if (config.seat, config.world, config.rev, config.date) != (inputs.seat, inputs.world, inputs.rev, inputs.date):
@@ -294,16 +304,29 @@ class SeatView:
                 f"writing {path!r} is not allowed: {len(data)} bytes is more than the {MAX_WRITE_BYTES} allowed"
             )
         change = WriteFileChange(path=rel, content=content, sha256=hashlib.sha256(data).hexdigest())
-        change = self._apply(change)
+        result = WriteResult(path=WORKSPACE_PREFIX + rel, size=len(data), sha256=change.sha256)
+        _, change = self._apply(change, lambda pending: result)
         self.index.put(WORKSPACE_PREFIX + rel, content)
-        return WriteResult(path=WORKSPACE_PREFIX + rel, size=len(data), sha256=change.sha256), change
+        return result, change
 
-    def _apply(self, change: Any) -> Any:
-        """Apply a checked change; return it with the state digests before and after."""
+    def _apply(self, change: Any, result_of: Callable[[PendingChange], Any]) -> tuple[Any, Any]:
+        """Apply a checked change, write-ahead: stage it, build its result, hand both to
+        `write_ahead` (the log), and only then apply it. Returns the result and the change with
+        the state digests before and after. If anything fails before the change is applied, it
+        is dropped (a staged write's temp file removed) and nothing changed."""
         with self.state.lock:
             before = self.state.digest()
-            self.state.apply(change)
-            return change.model_copy(update={"before": before, "after": self.state.digest()})
+            pending = self.state.stage(change)
+            try:
+                change = change.model_copy(update={"before": before, "after": pending.after})
+                result = result_of(pending)
+                if self.write_ahead is not None:
+                    self.write_ahead(result, change)
+            except BaseException:
+                pending.abort()
+                raise
+            pending.commit()
+            return result, change
 
     # -- records ---------------------------------------------------------------------------
 
@@ -392,10 +415,13 @@ class SeatView:
             if digest is None or digest == "symlink":
                 raise CallRefused(f"attaching to {id} is not allowed: there is no workspace file {text!r} (write it first)")
             text, sha = rel, digest
-        change = self._apply(
-            UpdateRecordChange(record=id, action=action, text=text, sha256=sha, by=self.person, date=self.date)
+        status = text if action == "status" else self._status(record)
+        return self._apply(
+            UpdateRecordChange(record=id, action=action, text=text, sha256=sha, by=self.person, date=self.date),
+            lambda pending: UpdateResult(
+                id=id, action=action, status=status, changes=[*self._changes(id), dict(pending.entry or {})]
+            ),
         )
-        return UpdateResult(id=id, action=action, status=self._status(record), changes=self._changes(id)), change
 
     def _update_permission(self, record_id: str, action: str) -> str:
         grants = [p for p in self.config.permitted if isinstance(p, UpdateRecords) and p.action == action]
@@ -477,13 +503,11 @@ class SeatView:
             )
         _require_text("sending", subject, body)
         with self.state.lock:
-            change = self._apply(
-                SendMessageChange(
-                    id=self.state.next_message_id(), sender=self.person, to=list(to), subject=subject, body=body,
-                    reply_to=reply_to, date=self.date,
-                )
+            change = SendMessageChange(
+                id=self.state.next_message_id(), sender=self.person, to=list(to), subject=subject, body=body,
+                reply_to=reply_to, date=self.date,
             )
-        return SendResult(id=change.id, to=change.to, subject=subject), change
+            return self._apply(change, lambda pending: SendResult(id=change.id, to=change.to, subject=subject))
 
 
 def _require_text(what: str, *texts: str) -> None:

@@ -72,6 +72,13 @@ _RESULTS: dict[str, type[BaseModel]] = {
 # What the tool body learned about the call, read back by the logging middleware.
 
 
+def _write_ahead(result: BaseModel, change: BaseModel) -> None:
+    """Log a staged mutation's call (result digest and state change) before it is applied."""
+    note = CALL_NOTE.get()
+    if note is not None and "log_now" in note:
+        note["log_now"](result.model_dump(mode="json"), change.model_dump(mode="json"))
+
+
 def _annotations(spec: ToolSpec) -> ToolAnnotations:
     if spec.read_only:
         return ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
@@ -152,7 +159,7 @@ def build_seat_server(
     `workspace` (a folder) makes `write_file` possible where `config` permits it; `state` lets a
     caller supply (and later inspect) the run's mutable state; `event_log` receives every call.
     """
-    view = SeatView(projection, config, workspace=workspace, state=state)
+    view = SeatView(projection, config, workspace=workspace, state=state, write_ahead=_write_ahead)
     return WorldkitMCPServer(
         f"worldkit-seat-{view.seat}",
         instructions=INSTRUCTIONS.format(seat=view.seat, person=view.person, date=view.date),

@@ -20,7 +20,7 @@ import hashlib
 import os
 import stat
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, Protocol
 
@@ -29,11 +29,12 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from worldkit.canon import sha256_json
 from worldkit.errors import InvalidWorld, StoreError
 from worldkit.materialize.manifest import read_manifest
-from worldkit.mcp.confine import check_path, open_confined, sweep_temp_files, write_confined
+from worldkit.mcp.confine import check_path, open_confined, stage_confined, sweep_temp_files
 
 __all__ = [
     "DiskWorkspace",
     "MemoryWorkspace",
+    "PendingChange",
     "SeatState",
     "SendMessageChange",
     "StateChange",
@@ -129,6 +130,10 @@ class Workspace(Protocol):
 
     def write(self, path: str, data: bytes) -> None: ...
 
+    def stage(self, path: str, data: bytes) -> tuple[Callable[[], None], Callable[[], None]]:
+        """Prepare a write without making it visible: (commit, abort)."""
+        ...
+
     def digests(self) -> dict[str, str]:
         """path → SHA-256 of every file now in the workspace."""
         ...
@@ -149,6 +154,11 @@ class MemoryWorkspace:
             raise StoreError(f"cannot write {path!r}: it is a symlink in the workspace")
         self._files[path] = data
 
+    def stage(self, path: str, data: bytes) -> tuple[Callable[[], None], Callable[[], None]]:
+        if path in self._links:
+            raise StoreError(f"cannot write {path!r}: it is a symlink in the workspace")
+        return (lambda: self.write(path, data)), (lambda: None)
+
     def digests(self) -> dict[str, str]:
         found = {p: hashlib.sha256(d).hexdigest() for p, d in self._files.items()}
         return found | {p: "symlink" for p in self._links}
@@ -167,8 +177,19 @@ class DiskWorkspace:
         return open_confined(self.root, path)
 
     def write(self, path: str, data: bytes) -> None:
-        write_confined(self.root, path, data)
-        self._digests[path] = hashlib.sha256(data).hexdigest()
+        commit, _ = self.stage(path, data)
+        commit()
+
+    def stage(self, path: str, data: bytes) -> tuple[Callable[[], None], Callable[[], None]]:
+        """The new bytes durable in a temp file beside `path`; (rename into place, drop them)."""
+        staged = stage_confined(self.root, path, data)
+        digest = hashlib.sha256(data).hexdigest()
+
+        def commit() -> None:
+            staged.commit()
+            self._digests[path] = digest
+
+        return commit, staged.abort
 
     def digests(self) -> dict[str, str]:
         return dict(self._digests)
@@ -189,6 +210,32 @@ def scan_workspace(root: Path) -> dict[str, str]:
             elif stat.S_ISREG(mode):
                 found[rel] = hashlib.sha256(full.read_bytes()).hexdigest()
     return found
+
+
+class PendingChange:
+    """A checked change not applied yet: the state digest it gives, and how to apply or drop it."""
+
+    def __init__(
+        self,
+        after: str,
+        commit: Callable[[], None],
+        abort: Callable[[], None] = lambda: None,
+        *,
+        entry: dict[str, Any] | None = None,
+    ) -> None:
+        self.after = after
+        """The state digest once the change is committed."""
+        self.entry = entry
+        """For a record update: the entry it appends to the record's changes."""
+        self._commit, self._abort = commit, abort
+
+    def commit(self) -> None:
+        """Apply the change (make a staged write visible)."""
+        self._commit()
+
+    def abort(self) -> None:
+        """Drop the change (and a staged write's temp file)."""
+        self._abort()
 
 
 class SeatState:
@@ -220,44 +267,72 @@ class SeatState:
 
     def apply(self, change: Mapping[str, Any] | WriteFileChange | UpdateRecordChange | SendMessageChange) -> None:
         """Apply one change; the same payload gives the same state wherever it is applied."""
+        with self._lock:
+            self.stage(change).commit()
+
+    def stage(
+        self, change: Mapping[str, Any] | WriteFileChange | UpdateRecordChange | SendMessageChange
+    ) -> PendingChange:
+        """Check and prepare one change without applying it: the state digest it will give
+        (`after`), then `commit` (apply it) or `abort` (drop it).
+
+        A workspace write is staged durably in a temp file and becomes visible only on `commit`,
+        so a server can log the change (write-ahead) between the two. The caller holds `lock`
+        from `stage` to `commit`/`abort`."""
         parsed = change if isinstance(change, BaseModel) else parse_change(change)
         with self._lock:
             if isinstance(parsed, WriteFileChange):
-                self._write(parsed)
-            elif isinstance(parsed, UpdateRecordChange):
-                self._update(parsed)
-            else:
-                self._send(parsed)
+                return self._stage_write(parsed)
+            if isinstance(parsed, UpdateRecordChange):
+                return self._stage_update(parsed)
+            return self._stage_send(parsed)
 
-    def _write(self, change: WriteFileChange) -> None:
+    def _stage_write(self, change: WriteFileChange) -> PendingChange:
         if self.workspace is None:
             raise StoreError(f"cannot apply a write of {change.path!r}: this state has no workspace")
         check_path(change.path)
         data = change.content.encode("utf-8")
         if hashlib.sha256(data).hexdigest() != change.sha256:
             raise StoreError(f"write of {change.path!r}: content does not match its sha256")
-        self.workspace.write(change.path, data)
-        self._workspace_digests[change.path] = change.sha256
+        commit_file, abort = self.workspace.stage(change.path, data)
+        after = self._digest_with(workspace={**self._workspace_digests, change.path: change.sha256})
 
-    def _update(self, change: UpdateRecordChange) -> None:
-        entry = {"action": change.action, "by": change.by, "date": change.date, "text": change.text}
+        def commit() -> None:
+            commit_file()
+            self._workspace_digests[change.path] = change.sha256
+
+        return PendingChange(after, commit, abort)
+
+    def _stage_update(self, change: UpdateRecordChange) -> PendingChange:
+        entry: dict[str, Any] = {"action": change.action, "by": change.by, "date": change.date, "text": change.text}
         if change.action == "attach":
             entry["sha256"] = change.sha256
-        self.records.setdefault(change.record, []).append(entry)
-        self._record_heads[change.record] = _link(self._record_heads.get(change.record, _GENESIS), entry)
+        head = _link(self._record_heads.get(change.record, _GENESIS), entry)
+
+        def commit() -> None:
+            self.records.setdefault(change.record, []).append(entry)
+            self._record_heads[change.record] = head
+
+        return PendingChange(self._digest_with(records={**self._record_heads, change.record: head}), commit,
+                             entry=dict(entry))  # fmt: skip
+
+    def _stage_send(self, change: SendMessageChange) -> PendingChange:
+        expected = self.next_message_id()
+        if change.id != expected:
+            raise StoreError(f"sent message id {change.id!r} is out of order (expected {expected!r})")
+        message = change.model_dump(mode="json", exclude={"v", "kind", "before", "after"})
+        head = _link(self._outbox_head, message)
+
+        def commit() -> None:
+            self.outbox.append(message)
+            self._outbox_head = head
+
+        return PendingChange(self._digest_with(outbox=(len(self.outbox) + 1, head)), commit)
 
     def record_changes(self, record_id: str) -> list[dict[str, Any]]:
         """The changes made to a record in this run, in order."""
         with self._lock:
             return [dict(c) for c in self.records.get(record_id, [])]
-
-    def _send(self, change: SendMessageChange) -> None:
-        expected = self.next_message_id()
-        if change.id != expected:
-            raise StoreError(f"sent message id {change.id!r} is out of order (expected {expected!r})")
-        message = change.model_dump(mode="json", exclude={"v", "kind", "before", "after"})
-        self.outbox.append(message)
-        self._outbox_head = _link(self._outbox_head, message)
 
     def snapshot(self) -> dict[str, Any]:
         """The whole mutable state as JSON-ready data (for inspection and tests)."""
@@ -273,15 +348,26 @@ class SeatState:
     def digest(self) -> str:
         """SHA-256 over the base, the workspace files' digests and the chain heads of the changes."""
         with self._lock:
-            return sha256_json(
-                {
-                    "base": self.base,
-                    "outbox": {"count": len(self.outbox), "head": self._outbox_head},
-                    "records": dict(sorted(self._record_heads.items())),
-                    "v": STATE_VERSION,
-                    "workspace": dict(sorted(self._workspace_digests.items())),
-                }
-            )
+            return self._digest_with()
+
+    def _digest_with(
+        self,
+        *,
+        workspace: Mapping[str, str] | None = None,
+        records: Mapping[str, str] | None = None,
+        outbox: tuple[int, str] | None = None,
+    ) -> str:
+        """The digest of this state with the given parts replaced (a staged change's `after`)."""
+        count, head = outbox if outbox is not None else (len(self.outbox), self._outbox_head)
+        return sha256_json(
+            {
+                "base": self.base,
+                "outbox": {"count": count, "head": head},
+                "records": dict(sorted((self._record_heads if records is None else records).items())),
+                "v": STATE_VERSION,
+                "workspace": dict(sorted((self._workspace_digests if workspace is None else workspace).items())),
+            }
+        )
 
     def final_records(self, baseline: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
         """Record id → record JSON with this run's changes applied (the grading shape).

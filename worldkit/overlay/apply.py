@@ -21,6 +21,7 @@ nothing behind. Applying twice gives identical digests.
 
 from __future__ import annotations
 
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,7 @@ from worldkit._fs import atomic_directory
 from worldkit.errors import InvalidOverlay, UsageError, WorldkitError
 from worldkit.materialize import Manifest, ProjectionResult, materialize, read_manifest
 from worldkit.materialize.manifest import MANIFEST_NAME, TreeDiff, manifest_bytes, scan_tree
+from worldkit.materialize.project import stamp_seconds
 from worldkit.overlay._paths import confined
 from worldkit.overlay.errors import StaleFingerprint
 from worldkit.overlay.load import load_overlay, overlay_digest, overlay_world, reference_bytes
@@ -216,6 +218,8 @@ def write_curated(full: Path, target: Path, overlay: Overlay, name: str) -> Mani
     kept = [e for e in source.manifest.files if e.path in wanted]
     for entry in kept:
         _write(target / entry.path, (full / entry.path).read_bytes())
+        seconds = stamp_seconds(entry.mtime)
+        os.utime(target / entry.path, (seconds, seconds))
         if sha256_bytes((target / entry.path).read_bytes()) != entry.sha256:  # pragma: no cover - disk fault
             raise InvalidOverlay(f"copy of {entry.path} changed its bytes; re-run apply", entity=overlay.id)
     manifest = Manifest(

@@ -151,12 +151,43 @@ def overlay_world(overlay: Overlay) -> WorldPackage:
     return load_world(overlay.world)
 
 
+def _world_document_bytes(overlay: Overlay, name: str, doc_id: str) -> bytes:
+    """A world verifier-only document rendered for a reference file (see `ReferenceFile.document`)."""
+    from worldkit.render import Renderer
+    from worldkit.timeline import as_of
+
+    where = {"file": overlay.source, "entity": name, "field": "reference_files.document"}
+    state = overlay_world(overlay).revision(overlay.rev)
+    doc = state.documents.get(doc_id)
+    if doc is None:
+        hidden = sorted(k for k, d in state.documents.items() if d.verifier_only)
+        raise InvalidOverlay(
+            f"reference file {name!r}: world {state.world_id} revision {overlay.rev} has no document {doc_id!r}; "
+            f"its verifier-only documents are: {', '.join(hidden) or '(none)'}",
+            **where,
+        )
+    if not doc.verifier_only:
+        raise InvalidOverlay(
+            f"reference file {name!r}: document {doc_id} is not verifier_only, so seats may read it; cite it as "
+            "evidence or a truth source instead, or mark it `verifier_only: true` in the world",
+            **where,
+        )
+    date = max(overlay.date, doc.visible_from)
+    if doc.visible_until is not None and doc.visible_until <= date:
+        date = doc.visible_from
+    return Renderer(as_of(state, date)).document(doc)
+
+
 def reference_bytes(overlay: Overlay) -> dict[str, bytes]:
-    """Reference file name → bytes (inline text as UTF-8, or the file beside the overlay)."""
+    """Reference file name → bytes (inline text as UTF-8, the file beside the overlay, or a world
+    verifier-only document as the world renders it)."""
     found: dict[str, bytes] = {}
     for ref in overlay.reference_files:
         if ref.text is not None:
             found[ref.name] = ref.text.encode("utf-8")
+            continue
+        if ref.document is not None:
+            found[ref.name] = _world_document_bytes(overlay, ref.name, ref.document)
             continue
         assert ref.path is not None
         if overlay.source is None:

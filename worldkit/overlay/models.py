@@ -30,7 +30,7 @@ from pydantic import (
     model_validator,
 )
 
-from worldkit.overlay._paths import check_relative
+from worldkit.overlay._paths import PATH_CONVENTIONS, check_relative
 from worldkit.overlay.changes import ChangeSpec, ProhibitedChange
 from worldkit.overlay.checks import CheckField
 from worldkit.overlay.claims import Claim
@@ -80,7 +80,11 @@ class EvidenceItem(_Frozen):
         if self.fields and self.surface != "records":
             raise ValueError("`fields` is only meaningful for the records surface; remove it")
         if self.surface == "files" and not self.locator.startswith("files/"):
-            raise ValueError(f"a files locator is a projection path starting with `files/` (got {self.locator!r})")
+            guess = self.locator.lstrip("/")
+            raise ValueError(
+                f"a files locator is a projection path starting with `files/` (got {self.locator!r}; did you mean "
+                f"'files/{guess}'?); {PATH_CONVENTIONS}"
+            )
         return self
 
 
@@ -179,21 +183,27 @@ class ReferenceSolution(_Frozen):
 
 
 class ReferenceFile(_Frozen):
-    """A verifier-only file: inline `text`, or `path` to a file inside the overlay's folder."""
+    """A verifier-only file: inline `text`, `path` to a file inside the overlay's folder, or
+    `document`, the id of one of the world's `verifier_only` documents."""
 
     name: str
     """Relative path under `verifier/reference/files/` in the package."""
     text: str | None = None
-    """Inline content (exclusive with `path`)."""
+    """Inline content (exclusive with `path` and `document`)."""
     path: str | None = None
-    """A file relative to the overlay YAML's folder (exclusive with `text`)."""
+    """A file relative to the overlay YAML's folder (exclusive with `text` and `document`)."""
+    document: Id | None = None
+    """The id of a `verifier_only: true` document of the overlay's world (exclusive with `text`
+    and `path`): its bytes as the world renders it at the overlay's revision, as of the later of
+    the task date and the document's own `visible_from` (so a later label or review can be
+    graded against while the seat never sees it)."""
     description: str = ""
     """What the file is for."""
 
     @model_validator(mode="after")
     def _one_source(self) -> ReferenceFile:
-        if (self.text is None) == (self.path is None):
-            raise ValueError("a reference file needs exactly one of `text` or `path`")
+        if sum(x is not None for x in (self.text, self.path, self.document)) != 1:
+            raise ValueError("a reference file needs exactly one of `text`, `path` or `document`")
         check_relative(self.name, "name")
         if self.path is not None:
             check_relative(self.path, "path")

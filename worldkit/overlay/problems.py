@@ -47,7 +47,7 @@ from typing import Any, Literal
 
 from worldkit.errors import InvalidOverlay, PathRefused
 from worldkit.materialize import materialize
-from worldkit.overlay._paths import relative_problem
+from worldkit.overlay._paths import PATH_CONVENTIONS, projection_hint, relative_problem, tool_hint, workspace_hint
 from worldkit.overlay.apply import request_bytes, tool_config_bytes
 from worldkit.overlay.discrimination import REFERENCE, discriminate
 from worldkit.overlay.grading import evaluate_check, replay_actions, seed_workspace, tool_config_for
@@ -231,7 +231,8 @@ def _evidence(model: Overlay, view: ProjectionView) -> list[Problem]:
                 for code, message in found:
                     fix = {
                         "evidence-missing": "point the locator at an item the seat can see on that date "
-                        "(see `worldkit materialize … --json` / the projection's manifest.json)",
+                        "(see `worldkit materialize … --json` / the projection's manifest.json)"
+                        + (f"; {projection_hint(item.locator, view.entries)}" if item.surface == "files" else ""),
                         "evidence-anchor-missing": "copy the anchor verbatim from the item, or drop it",
                         "evidence-field-missing": "name fields the record has, or drop `fields`",
                     }[code]
@@ -263,7 +264,7 @@ def _curated(model: Overlay, view: ProjectionView) -> list[Problem]:
                 problems.append(Problem(
                     "curated-missing", "error", locator, f"{item.path} is not in the projection",
                     "a packet only selects existing projection files (no additions or renames); fix the path or "
-                    "remove it",
+                    f"remove it; {projection_hint(item.path, view.entries)}",
                 ))  # fmt: skip
             elif item.sha256 is not None and item.sha256 != entry.sha256:
                 problems.append(Problem(
@@ -293,14 +294,15 @@ def _deliverable(model: Overlay) -> list[Problem]:
             problems.append(Problem(
                 "deliverable-outside-workspace", "error", "deliverable.path",
                 f"{path!r} {why}, so it is outside the writable workspace",
-                "use a path relative to the workspace, e.g. `report.md` or `out/report.md`",
+                f"use a path relative to the workspace, e.g. `report.md` or `out/report.md`; {PATH_CONVENTIONS}",
             ))  # fmt: skip
         elif "files" not in model.surfaces or not config.may_write(path):
             problems.append(Problem(
                 "deliverable-not-writable", "error", "deliverable.path",
                 f"no permitted write_file change covers {path!r}" + ("" if "files" in model.surfaces else
                                                                      " and the files surface is not listed"),
-                f"add `{{kind: write_file, paths: [{path}]}}` to `permitted` (and `files` to `surfaces`)",
+                f"add `{{kind: write_file, paths: [{path}]}}` to `permitted` (and `files` to `surfaces`); "
+                + workspace_hint(path),
             ))  # fmt: skip
     change = model.deliverable.state_change
     if change is not None and not any(p.kind == change.kind for p in model.permitted):
@@ -317,7 +319,7 @@ def _deliverable(model: Overlay) -> list[Problem]:
                 problems.append(Problem(
                     "check-path-not-writable", "error", f"rubric[{criterion.id}].check.path",
                     f"the check reads workspace/{workspace_path}, which no permitted change lets the seat write",
-                    "point the check at the deliverable path or permit writing that path",
+                    f"point the check at the deliverable path or permit writing that path; {workspace_hint(workspace_path)}",
                 ))  # fmt: skip
     return problems
 
@@ -330,13 +332,15 @@ def _references(model: Overlay) -> tuple[dict[str, bytes], list[Problem]]:
         single._source = model.source
         try:
             found.update(reference_bytes(single))
-        except (InvalidOverlay, PathRefused):
-            problems.append(Problem(
-                "reference-file-missing", "error", f"reference_files[{ref.name}]",
-                f"{ref.path} does not exist beside the overlay" if model.source else
-                f"{ref.path} cannot be read: the overlay was not loaded from a file",
-                "add the file (relative to the overlay YAML's folder) or fix `path`",
-            ))  # fmt: skip
+        except (InvalidOverlay, PathRefused) as error:
+            if ref.document is not None:
+                message, fix = error.message, "name one of the world's verifier_only documents in `document`"
+            elif model.source:
+                message, fix = f"{ref.path} does not exist beside the overlay", "add the file (relative to the overlay YAML's folder) or fix `path`"
+            else:
+                message = f"{ref.path} cannot be read: the overlay was not loaded from a file"
+                fix = "add the file (relative to the overlay YAML's folder) or fix `path`"
+            problems.append(Problem("reference-file-missing", "error", f"reference_files[{ref.name}]", message, fix))
     return found, problems
 
 
@@ -377,7 +381,9 @@ def _leaks(model: Overlay, references: dict[str, bytes], view: ProjectionView) -
 
 def _action_target_missing(tool: str, args: dict[str, Any], view: ProjectionView) -> str | None:
     if tool == "read_file" and f"files/{args['path']}" not in view.entries:
-        return f"read_file {args['path']!r}: files/{args['path']} is not in the projection"
+        return f"read_file {args['path']!r}: files/{args['path']} is not in the projection; {tool_hint(args['path'], view.entries)}"
+    if tool == "write_file" and (args["path"].startswith("workspace/") or args["path"].startswith("files/")):
+        return f"write_file {args['path']!r}: {workspace_hint(args['path'])}"
     if tool == "get_record" and view.path_of(EvidenceItem(surface="records", locator=args["id"]))[0] is None:
         return f"get_record {args['id']!r}: not in the projection"
     if tool == "read_message":
@@ -492,6 +498,7 @@ def _sources(model: Overlay, view: ProjectionView) -> list[Problem]:
             problems.append(Problem(
                 "truth-source-missing", "warning", locator,
                 f"{pointer.surface} {pointer.locator!r} is not in the seat's view or the reference files",
-                "use surface `world` for verifier-only sources, or fix the locator",
+                "use surface `world` for verifier-only sources, or fix the locator"
+                + (f"; {projection_hint(pointer.locator, view.entries)}" if pointer.surface == "files" else ""),
             ))  # fmt: skip
     return problems

@@ -8,17 +8,20 @@ reach the future nor vary by who reads it.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, cast
 
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from worldkit.errors import InvalidWorld
-from worldkit.timeline import Snapshot, as_of
-from worldkit.world.models import Document, Message
+from worldkit.render.dated import DateLog, watched_world
+from worldkit.timeline import Snapshot
+from worldkit.timeline.asof import RecordView, document_exists, fold_record
+from worldkit.world.models import Document, Message, Record
+from worldkit.world.state import WorldState
 
 
 def _fmt_date(value: Any, fmt: str = "%d %b %Y") -> str:
@@ -97,6 +100,76 @@ def _bounded(chunks: Any) -> str:
     return "".join(parts)
 
 
+class _LazyRecords(Mapping[str, RecordView]):
+    """The records that exist on a date, each folded only when first read (for the eve and message-date
+    contexts, which templates read a few records of)."""
+
+    def __init__(self, state: WorldState, date: dt.date) -> None:
+        self._records = state.records
+        self._date = date
+        self._views: dict[str, RecordView] = {}
+        self._keys = [k for k, r in state.records.items() if _exists(r, date)]
+        self._known = set(self._keys)
+
+    def __getitem__(self, key: str) -> RecordView:
+        view = self._views.get(key)
+        if view is None:
+            if key not in self._known:
+                raise KeyError(key)
+            view = fold_record(self._records[key], self._date)
+            assert view is not None
+            self._views[key] = view
+        return view
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._known
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+
+def _exists(record: Record, date: dt.date) -> bool:
+    """`fold_record(record, date) is not None`, without folding."""
+    first = min(((e.date, i) for i, e in enumerate(record.events) if e.date <= date), default=None)
+    return first is not None and record.events[first[1]].kind == "created"
+
+
+def lazy_as_of(state: WorldState, date: dt.date) -> Snapshot:
+    """`as_of`, with records folded on first read."""
+    documents = {k: d for k, d in state.documents.items() if document_exists(d, date)}
+    messages = {k: m for k, m in state.messages.items() if m.date <= date}
+    records = cast("dict[str, RecordView]", _LazyRecords(state, date))
+    return Snapshot(state=state, date=date, documents=documents, records=records, messages=messages)
+
+
+class _LazyJson(Mapping[str, Any]):
+    """`world.records`: each record's JSON built when first read."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self._snap = snapshot
+        self._json: dict[str, Any] = {}
+
+    def __getitem__(self, key: str) -> Any:
+        found = self._json.get(key)
+        if found is None:
+            records = self._snap.records
+            view = records[key]
+            found = self._json[key] = view.as_json(sorted(x for x in view.record.links if x in records))
+        return found
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._snap.records
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._snap.records)
+
+    def __len__(self) -> int:
+        return len(self._snap.records)
+
+
 @dataclass(frozen=True)
 class RenderContext:
     """What every template sees besides its own item: the world as of the snapshot date."""
@@ -113,7 +186,7 @@ class RenderContext:
             "departments": {d.id: d.model_dump(mode="json") for d in state.company.departments},
             "products": {p.id: p.model_dump(mode="json") for p in state.company.products},
             "people": {k: p.model_dump(mode="json") for k, p in state.people.items()},
-            "records": {k: v.as_json(sorted(x for x in v.record.links if x in snap.records)) for k, v in snap.records.items()},
+            "records": _LazyJson(snap),
             "documents": {
                 k: {"id": d.id, "title": d.title, "path": d.path, "visible_from": d.visible_from.isoformat()}
                 for k, d in snap.documents.items()
@@ -133,7 +206,7 @@ class Renderer:
         """A message is frozen when sent: its body sees the world as of its own date."""
         context = self._contexts.get(date)
         if context is None:
-            context = self._contexts[date] = RenderContext(as_of(self.context.snapshot.state, date))
+            context = self._contexts[date] = RenderContext(lazy_as_of(self.context.snapshot.state, date))
         return context
 
     def _template(self, name: str) -> jinja2.Template:
@@ -142,9 +215,13 @@ class Renderer:
             compiled = self._compiled[name] = self.env.get_template(name)
         return compiled
 
-    def _render(self, template: str, item: dict[str, Any], what: str, context: RenderContext | None = None) -> str:
+    def _render(
+        self, template: str, item: dict[str, Any], what: str, context: RenderContext | None = None, log: DateLog | None = None
+    ) -> str:
+        context = context or self.context
+        world: Any = context.world if log is None else watched_world(context.world, context.snapshot, log)
         try:
-            return _bounded(self._template(template).generate(doc=item, world=(context or self.context).world))
+            return _bounded(self._template(template).generate(doc=item, world=world))
         except TooLarge as error:
             raise InvalidWorld(
                 f"template {template!r} for {what} produces too much output: {error}. Templates render "
@@ -161,14 +238,39 @@ class Renderer:
             ) from None
 
     def document(self, doc: Document) -> bytes:
+        return self.document_dated(doc)[0]
+
+    def document_dated(self, doc: Document) -> tuple[bytes, dt.date]:
+        """The document's bytes and its intended date: the last day on or before D its bytes changed.
+
+        The render notes the days its content could have changed on (`worldkit.render.dated`); from
+        the latest down, a day whose eve renders the same bytes is passed over, so a page that only
+        filters a record it does not show keeps its own date.
+        """
         if doc.text is not None:
-            return doc.text.encode("utf-8")
-        snap = self.context.snapshot
+            return doc.text.encode("utf-8"), doc.visible_from
+        log = DateLog(doc.visible_from)
+        data = self._document_on(doc, self.context, log)
+        for day in sorted(log.days, reverse=True):
+            if day <= doc.visible_from:
+                break
+            try:
+                eve = self._document_on(doc, self._context_on(day - dt.timedelta(days=1)), None)
+            except InvalidWorld:  # the template cannot render the day before (a record it shows did not exist)
+                return data, day
+            if eve != data:
+                return data, day
+        return data, doc.visible_from
+
+    def _document_on(self, doc: Document, context: RenderContext, log: DateLog | None) -> bytes:
+        snap = context.snapshot
         successor = None
         if doc.superseded_by:
             later = snap.state.documents[doc.superseded_by]
             if later.visible_from <= snap.date:
                 successor = {"id": later.id, "title": later.title, "path": later.path}
+                if log is not None:
+                    log.note(later.visible_from)
         item = {
             "id": doc.id,
             "title": doc.title,
@@ -181,7 +283,7 @@ class Renderer:
             "vars": doc.vars,
         }
         assert doc.template is not None
-        return self._render(doc.template, item, f"document {doc.id}").encode("utf-8")
+        return self._render(doc.template, item, f"document {doc.id}", context, log).encode("utf-8")
 
     def message_body(self, msg: Message) -> str:
         if msg.template is None:

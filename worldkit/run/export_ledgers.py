@@ -4,10 +4,13 @@
 Columns are the public artifact's. Conditions take the study's names (`full` → `world_first`,
 `curated:NAME` → `task_first` with environment `task-first NAME`); every row carries the
 SHA-256 of its own string values (sorted keys, compact JSON, `*_sha256` fields left out), as
-the release does, so `worldkit report --ledgers` verifies the files it reads back. What a
-worldkit run does not record is left empty (`block`, schedule position, model version), never
-invented; an unknown access label's reason is `other`. Failed runs (no verdicts) are left out.
-Writes only into a new or empty directory.
+the release does, so `worldkit report --ledgers` verifies the files it reads back. A run of a
+campaign (its record under a folder holding the campaign's `plan.json`, its run id the plan's)
+gets its collection `block` and `scheduled_order_within_task_agent` from the plan, whose digest
+is checked; a record whose task, agent or condition differs from its planned run is refused.
+What a worldkit run does not record is left empty (the schedule of runs made outside a
+campaign, the model version), never invented; an unknown access label's reason is `other`.
+Failed runs (no verdicts) are left out. Writes only into a new or empty directory.
 """
 
 from __future__ import annotations
@@ -16,9 +19,12 @@ import csv
 import hashlib
 import io
 import json
+import re
 from pathlib import Path
 
+from worldkit.canon import sha256_bytes
 from worldkit.errors import UsageError
+from worldkit.run.campaign.plan import DIGEST_FILE, PLAN_FILE, CampaignPlan, PlannedRun
 from worldkit.run.ledgers import CRITERION_FILE, RUN_FILE, TASK_FILE
 from worldkit.run.record import ExecutionRecord, find_records, read_record
 from worldkit.run.results import InvalidResults
@@ -61,7 +67,54 @@ def _model(record: ExecutionRecord) -> str:
     return ""
 
 
-def _rows(record: ExecutionRecord) -> tuple[list[dict[str, str]], dict[str, str]]:
+class _Plans:
+    """The campaign plan each record's folder belongs to (read once per campaign folder)."""
+
+    def __init__(self) -> None:
+        self._plans: dict[Path, CampaignPlan | None] = {}
+
+    def _plan(self, folder: Path) -> CampaignPlan | None:
+        if folder not in self._plans:
+            plan = None
+            if (folder / PLAN_FILE).is_file():
+                data = (folder / PLAN_FILE).read_bytes()
+                try:
+                    recorded = (folder / DIGEST_FILE).read_text(encoding="utf-8").split()[0]
+                except (FileNotFoundError, IndexError):
+                    recorded = ""
+                if sha256_bytes(data) != recorded:
+                    raise InvalidResults(
+                        f"the campaign plan does not match its digest ({DIGEST_FILE}); it was "
+                        "modified — export from the campaign folder as `worldkit campaign run` "
+                        "left it", file=folder / PLAN_FILE)
+                plan = CampaignPlan.model_validate_json(data)
+            self._plans[folder] = plan
+        return self._plans[folder]
+
+    def planned(self, path: Path, record: ExecutionRecord) -> PlannedRun | None:
+        """The planned run `record` executes, if its folder is inside a campaign's."""
+        for folder in path.resolve().parents:
+            plan = self._plan(folder)
+            if plan is None:
+                continue
+            found = re.match(rf"{re.escape(plan.campaign_id)}-(\d+)\.", record.run_id)
+            if found is None:
+                return None  # a run of its own, kept in a campaign folder
+            seq = int(found.group(1))
+            run = plan.runs[seq - 1] if 1 <= seq <= len(plan.runs) else None
+            if run is None or (run.task, run.agent, run.condition) != (
+                    record.task, record.agent, record.condition):
+                raise InvalidResults(
+                    f"run {record.run_id} is not campaign {plan.campaign_id}'s planned run "
+                    f"{seq} ({'no such run' if run is None else f'{run.task}, {run.agent}, {run.condition}'}); "
+                    "remove the record or export it apart from the campaign folder",
+                    file=path, field="run_id")
+            return run
+        return None
+
+
+def _rows(record: ExecutionRecord, planned: PlannedRun | None = None
+          ) -> tuple[list[dict[str, str]], dict[str, str]]:
     condition, environment = _condition(record)
     key = {"run_id": record.run_id, "task_id": record.task, "agent_id": record.agent,
            "condition": condition, "environment_instance": environment}
@@ -83,8 +136,8 @@ def _rows(record: ExecutionRecord) -> tuple[list[dict[str, str]], dict[str, str]
     labels = [c.access for c in record.criteria]
     run = {
         **key,
-        "block": "",
-        "scheduled_order_within_task_agent": "",
+        "block": "" if planned is None else str(planned.block),
+        "scheduled_order_within_task_agent": "" if planned is None else str(planned.order),
         "status": "completed",
         "criterion_count": str(len(record.criteria)),
         "accessed_count": str(labels.count("accessed")),
@@ -117,6 +170,7 @@ def export_ledgers(runs: list[Path], out: Path, task_labels: dict[str, str] | No
     criteria: list[dict[str, str]] = []
     runs_out: list[dict[str, str]] = []
     seen: dict[str, Path] = {}
+    plans = _Plans()
     for path in find_records(runs):
         record = read_record(path)
         if record.run_id in seen:
@@ -126,7 +180,7 @@ def export_ledgers(runs: list[Path], out: Path, task_labels: dict[str, str] | No
         seen[record.run_id] = path
         if getattr(record, "status", "completed") != "completed":
             continue
-        rows, run = _rows(record)
+        rows, run = _rows(record, plans.planned(path, record))
         criteria += rows
         runs_out.append(run)
     runs_out.sort(key=lambda r: r["run_id"])

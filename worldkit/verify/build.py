@@ -14,7 +14,7 @@ from typing import Any
 
 from worldkit.canon import sha256_json
 from worldkit.materialize import materialize
-from worldkit.materialize.manifest import Manifest, scan_tree
+from worldkit.materialize.manifest import Manifest, disk_stamps, scan_tree
 from worldkit.verify.scratch import fresh_dir
 from worldkit.world.load import WorldPackage
 
@@ -41,9 +41,16 @@ class Built:
             self.memo["tree"] = scan_tree(self.root)
         return dict(self.memo["tree"])
 
+    def stamps(self) -> dict[str, str]:
+        """path → on-disk modification time (an `Entry.mtime` stamp) of every file in `tree()`, memoized."""
+        if "stamps" not in self.memo:
+            self.memo["stamps"] = disk_stamps(self.root, sorted(self.tree()))
+        return dict(self.memo["stamps"])
+
     def tree_sha256(self) -> str:
-        """One digest of the on-disk tree (paths and file digests), independent of the manifest."""
-        return sha256_json(sorted(self.tree().items()))
+        """One digest of the on-disk tree (paths, file digests and mtimes), independent of the manifest."""
+        stamps = self.stamps()
+        return sha256_json(sorted((p, d, stamps[p]) for p, d in self.tree().items()))
 
     def future_dates(self, day: dt.date) -> list[tuple[str, str]]:
         """Content on disk dated after `day` (see `worldkit.verify.audit.scan_dates`), memoized."""

@@ -143,8 +143,8 @@ def add_entry(scratch: ScratchCopy, key: Key, entry: Entry) -> None:
     rewrite_frozen(scratch, key, change)
 
 
-def entry_for(path: str, data: bytes, surface: str, source: str) -> Entry:
-    return Entry(path=path, sha256=sha256_bytes(data), size=len(data), surface=surface, source=source)
+def entry_for(path: str, data: bytes, surface: str, source: str, mtime: str = "2000-01-01T12:00:00Z") -> Entry:
+    return Entry(path=path, sha256=sha256_bytes(data), size=len(data), surface=surface, source=source, mtime=mtime)
 
 
 # -- staged packages ---------------------------------------------------------------------------

@@ -1,9 +1,9 @@
-"""Load a world package from disk: `world.yaml`, `data/**/*.yaml`, `templates/`, a generator.
+"""Load a world package from disk: `world.yaml`, `data/**/*.yaml|yml`, `templates/`, a generator.
 
 Layout of a world folder:
 
     world.yaml          company, revisions (base first), optional generator spec
-    data/**/*.yaml      any of the entity collections (people:, documents:, …) as lists
+    data/**/*.yaml      any of the entity collections (people:, documents:, …) as lists; `.yml` too
     templates/**        jinja2 templates referenced by documents and messages
     <generator>.py      optional: `generate(world, rng) -> {collection: [raw entities]}`
 
@@ -96,6 +96,8 @@ def _validation_error(
         message = "unknown field; remove it or fix its spelling"
     elif first["type"] == "missing":
         message = "required field is missing; add it"
+    elif first["type"] == "value_error":  # a model's own check: its message already says what to fix
+        message = message.removeprefix("Value error, ")
     else:
         message = f"{message} (got {first.get('input')!r}); fix the value"
     return InvalidWorld(message, file=file, entity=entity, field=field_name)
@@ -231,6 +233,30 @@ def _load_cached(root: Path, _signature: tuple) -> WorldPackage:
     return cached_package(root, _load_package)
 
 
+DATA_SUFFIXES = (".yaml", ".yml")
+"""Data files are YAML under either suffix, in any letter case (`a.yaml`, `b.yml`, `C.YML`)."""
+
+
+def _data_files(data_dir: Path) -> list[Path]:
+    """Every YAML data file under `data/`, in path order; two spellings of one name are refused."""
+    if not data_dir.is_dir():
+        return []
+    files = sorted(
+        (p for p in data_dir.rglob("*") if p.is_file() and p.suffix.lower() in DATA_SUFFIXES),
+        key=lambda p: p.relative_to(data_dir).as_posix(),
+    )
+    stems: dict[str, Path] = {}
+    for path in files:
+        stem = path.relative_to(data_dir).with_suffix("").as_posix().lower()
+        if stem in stems:
+            raise InvalidWorld(
+                f"{path.name} and {stems[stem].name} are one data file under two suffixes; merge them or rename one",
+                file=path,
+            )
+        stems[stem] = path
+    return files
+
+
 def _load_package(root: Path) -> WorldPackage:
     world_file = root / "world.yaml"
     raw = _read_yaml(world_file)
@@ -242,15 +268,7 @@ def _load_package(root: Path) -> WorldPackage:
         raise _validation_error(error, file=world_file, raw=raw) from None
     buckets = {name: _Sourced() for name in COLLECTIONS}
     data_dir = root / "data"
-    files = sorted(data_dir.rglob("*.yaml")) if data_dir.is_dir() else []
-    ignored = sorted(p for p in data_dir.rglob("*") if p.suffix.lower() in (".yml", ".yaml") and p.suffix != ".yaml"
-                     ) if data_dir.is_dir() else []
-    if ignored:
-        raise InvalidWorld(
-            f"{ignored[0].suffix} files are not loaded (only .yaml is); rename it to .yaml or move it out of data/",
-            file=ignored[0],
-        )
-    for path in files:
+    for path in _data_files(data_dir):
         content = _read_yaml(path)
         if content is None:
             continue

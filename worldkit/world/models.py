@@ -10,7 +10,15 @@ import datetime as dt
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, StringConstraints, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    StringConstraints,
+    model_serializer,
+    model_validator,
+)
 
 Id = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$", max_length=120)]
 """An entity id: letters, digits and `_ . : -`, starting with a letter or digit."""
@@ -79,7 +87,30 @@ class System(Model):
     kind: SystemKind
     """drive and personal systems hold files; records systems hold records; mail and chat hold messages."""
     mount: str = ""
-    """For drives: the folder under `files/` where the system's documents appear."""
+    """drive and personal systems: the folder under `files/` where the system's documents appear
+    (one name, no `/`). Omit it to use the system id. Other kinds take no mount."""
+
+    @model_validator(mode="after")
+    def _mount_agrees(self) -> System:
+        given = "mount" in self.model_fields_set
+        if given and self.kind not in (SystemKind.drive, SystemKind.personal):
+            raise ValueError(
+                f"`mount` applies only to drive and personal systems; remove it from this {self.kind.value} system"
+            )
+        if given and not self.mount.strip():
+            raise ValueError(
+                f"`mount` is empty; omit the field to mount the system at files/{self.id}/, or name a folder"
+            )
+        if given and (self.mount != self.mount.strip() or any(c in self.mount for c in "/\\") or self.mount in (".", "..")):
+            raise ValueError(
+                f"`mount` {self.mount!r} must be one folder name (no `/`, `\\`, `.` or `..`, no surrounding spaces)"
+            )
+        return self
+
+    @property
+    def folder(self) -> str:
+        """The folder under `files/` of a drive or personal system: its `mount`, else its id."""
+        return self.mount or self.id
 
 
 class Company(Model):

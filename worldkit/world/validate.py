@@ -108,7 +108,7 @@ def validate_state(state: WorldState, origin: dict[tuple[str, str], str]) -> Non
         if doc.visible_until is not None and doc.visible_until <= doc.visible_from:
             c.fail("documents", doc.id, "visible_until", "visible_until must be after visible_from")
         _check_path(c, doc.id, doc.path)
-        full = f"{s.systems[doc.system].mount or doc.system}/{doc.path}"
+        full = f"{s.systems[doc.system].folder}/{doc.path}"
         if full in full_paths:
             c.fail("documents", doc.id, "path", f"path {full!r} is also used by document {full_paths[full]}; rename one")
         full_paths[full] = doc.id

@@ -50,8 +50,8 @@ def test_revisions_and_dates_never_share_bytes(tmp_path: Path) -> None:
 def test_the_memo_is_bounded_by_bytes() -> None:
     memo = RenderMemo(budget=800)
     for n in range(50):
-        memo.bytes_for(("d", "2025-01-01", f"p{n}", f"s{n}"), lambda: b"x" * 100)
+        memo.bytes_for(("d", "2025-01-01", f"p{n}", f"s{n}"), lambda: (b"x" * 100, "2025-01-01T12:00:00Z"))
     assert memo.size <= 800 and len(memo) == 8
-    assert memo.bytes_for(("d", "2025-01-01", "p49", "s49"), lambda: b"never") == b"x" * 100
-    assert memo.bytes_for(("d", "2025-01-01", "big", "big"), lambda: b"y" * 500) == b"y" * 500
+    assert memo.bytes_for(("d", "2025-01-01", "p49", "s49"), lambda: (b"never", "")) == (b"x" * 100, "2025-01-01T12:00:00Z")
+    assert memo.bytes_for(("d", "2025-01-01", "big", "big"), lambda: (b"y" * 500, "t"))[0] == b"y" * 500
     assert ("d", "2025-01-01", "big", "big") not in memo._items  # larger than budget/8: not kept

@@ -72,7 +72,7 @@ def test_overlay_digest_ignores_layout_key_order_and_comments(tmp_path: Path) ->
         (lambda r: r["evidence"]["C1"][0][0].update(fields=["x"], surface="mail"), "only meaningful for the records"),
         (lambda r: r["reference"]["actions"].append({"tool": "format_disk"}), "unknown tool 'format_disk'"),
         (lambda r: r["reference"]["actions"].append({"tool": "write_file", "args": {"path": "x"}}), "content"),
-        (lambda r: r["reference_files"].append({"name": "x.md"}), "exactly one of `text` or `path`"),
+        (lambda r: r["reference_files"].append({"name": "x.md"}), "exactly one of `text`, `path` or `document`"),
         (lambda r: r["reference_files"].append({"name": "../x.md", "text": "x"}), "relative path"),
         (lambda r: r.update(workspace_seed=[{"path": "/etc/x", "text": ""}]), "relative path"),
         (lambda r: r.update(pinned_fingerprint="abc"), "pinned_fingerprint"),

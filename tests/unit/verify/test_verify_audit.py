@@ -51,7 +51,7 @@ def test_a_real_projection_is_clean(tmp_path: Path, seat: str) -> None:
 
 
 def _entry(path: str, source: str, surface: str = "files") -> Entry:
-    return Entry(path=path, sha256="0" * 64, size=1, surface=surface, source=source)
+    return Entry(path=path, sha256="0" * 64, size=1, surface=surface, source=source, mtime="2025-01-01T12:00:00Z")
 
 
 @pytest.mark.parametrize(

@@ -140,6 +140,28 @@ def test_date_conformance_catches_a_leaky_timeline(mini: Frozen) -> None:
     assert any(i.path == "records/qms/APP-1.json" for i in result.items)
 
 
+def _restamping_builder(package, rev: str, date: str, seat: str, work: Path) -> Built:
+    """Wall-clock dates: every file on disk is stamped with the projection date."""
+    import os
+
+    built = build_projection(package, rev, date, seat, work)
+    noon = int(dt.datetime.fromisoformat(f"{date}T12:00:00+00:00").timestamp())
+    for path in built.root.rglob("*"):
+        os.utime(path, (noon, noon))
+    return built
+
+
+def test_date_conformance_checks_mtimes_and_probes_a_document_and_a_message_too(mini: Frozen) -> None:
+    result = run(mini, "date-conformance")
+    assert result.status == "pass", result.items
+    probes = result.counts["probes"]
+    assert [p.split(" ", 1)[0] for p in probes] == ["record", "document", "mail"], probes
+    restamped = run(mini, "date-conformance", builder=_restamping_builder)
+    assert restamped.status == "fail"
+    kinds = {i.kind for i in restamped.items}
+    assert "restamped" in kinds and "mtime-not-recorded" in kinds
+
+
 def _noisy_builder(package, rev: str, date: str, seat: str, work: Path) -> Built:
     """Nondeterminism: one file gets a random byte after materialization."""
     built = build_projection(package, rev, date, seat, work)

@@ -1,5 +1,5 @@
 """YAML loading refuses what it used to drop silently (issue 11): duplicate keys, impossible dates,
-`.yml` files."""
+one data file under two suffixes."""
 
 from __future__ import annotations
 
@@ -51,10 +51,19 @@ def test_an_impossible_date_is_a_clear_error_exit_3(tmp_path: Path, capsys: pyte
     assert "2025-02-30" in err and "Traceback" not in err
 
 
-def test_a_yml_file_is_refused_naming_it(tmp_path: Path) -> None:
+def test_a_yml_file_is_read_like_a_yaml_file(tmp_path: Path) -> None:
+    root = WorldSpec().write(tmp_path / "w")
+    expected = load_world(root).revision("r1").digest
+    split = WorldSpec().write(tmp_path / "split", split=True)
+    (split / "data" / "people.yaml").rename(split / "data" / "people.yml")
+    (split / "data" / "documents.yaml").rename(split / "data" / "documents.YML")
+    assert load_world(split).revision("r1").digest == expected
+
+
+def test_one_data_file_under_two_suffixes_is_refused(tmp_path: Path) -> None:
     root = WorldSpec().write(tmp_path / "w", split=True)
-    (root / "data" / "people.yaml").rename(root / "data" / "people.yml")
-    with pytest.raises(InvalidWorld, match=r"people\.yml.*rename it to \.yaml"):
+    (root / "data" / "people.yml").write_text("roles: []\n", encoding="utf-8")
+    with pytest.raises(InvalidWorld, match=r"people\.(yml|yaml) and people\.(yaml|yml) are one data file"):
         load_world(root)
 
 

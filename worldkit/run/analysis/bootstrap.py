@@ -5,7 +5,9 @@ Two resamplers, as in the study's public analysis code:
   one replicate after another, and refits the standardized GEE on the resample stacked in
   draw order, warm started from the full-data coefficients (at most 60 iterations). A task
   drawn twice is two clusters, ordered by task, then draw position. A replicate whose fit fails
-  or is not finite is dropped and counted;
+  or is not finite is dropped and counted. The refit is `refit.Refit`, statsmodels' GEE
+  iteration without its per-replicate overheads (same results to the last bit), which hands
+  the few fits that go non-finite back to statsmodels' `GEE` itself;
 - the raw bootstrap draws all replicates at once with `rng.integers(0, n, (replicates, n))`
   and sums per-task counts (pass given access, and each curator against the full projection).
 The interval is the 2.5th and 97.5th percentile (numpy's default linear interpolation).
@@ -23,7 +25,8 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
-from worldkit.run.analysis.gee import OutcomeData, fit
+from worldkit.run.analysis.gee import OutcomeData, fit, standardization_grid
+from worldkit.run.analysis.refit import Refit
 
 __all__ = ["MIN_VALID_SHARE", "count_bootstrap", "default_workers", "gee_bootstrap", "percentile",
            "task_draws"]
@@ -65,7 +68,10 @@ def _init(state: dict[str, object]) -> None:
 
 
 def _replicate(key: str, draw: np.ndarray) -> tuple[float, bool]:
-    pieces, start, agents = _STATE[key]  # type: ignore[misc]
+    pieces, start, agents, refit = _STATE[key]  # type: ignore[misc]
+    quick = refit.difference(draw)
+    if quick is not None:
+        return quick
     n = len(draw)
     # Rows stacked in draw order; cluster k of task t is labelled t * n + k, so clusters sort by
     # task, then draw position. Both orders change the floating-point sums a refit makes, and
@@ -105,7 +111,9 @@ def gee_bootstrap(outcomes: dict[str, tuple[OutcomeData, np.ndarray]], n_tasks: 
     """
     state: dict[str, object] = {"draws": draws}
     for key, (rows, start) in outcomes.items():
-        state[key] = (rows.per_task(n_tasks), start, rows.agents)
+        pieces = rows.per_task(n_tasks)
+        refit = Refit(pieces, standardization_grid(len(rows.agents)), start, BOOT_MAXITER)
+        state[key] = (pieces, start, rows.agents, refit)
     replicates = len(draws)
     jobs = [(key, first, min(first + _CHUNK, replicates))
             for key in outcomes for first in range(0, replicates, _CHUNK)]

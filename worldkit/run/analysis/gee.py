@@ -21,7 +21,8 @@ from statsmodels.tools.sm_exceptions import PerfectSeparationWarning
 
 from worldkit.run.analysis.executions import Executions
 
-__all__ = ["GeeFit", "Outcome", "Separation", "design", "fit", "outcome_data", "separation"]
+__all__ = ["GeeFit", "Outcome", "Separation", "design", "fit", "outcome_data", "separation",
+           "standardization_grid"]
 
 Outcome = str  # "pass" or "access"
 
@@ -73,6 +74,14 @@ def design(curated: np.ndarray, agent: np.ndarray, n_agents: int) -> np.ndarray:
     columns = [np.ones(len(curated)), (~curated).astype(float)]
     columns += [(agent == code).astype(float) for code in range(1, n_agents)]
     return np.column_stack(columns)
+
+
+def standardization_grid(n_agents: int) -> np.ndarray:
+    """The design of every (condition, agent) cell: the full-projection cells of the agents in
+    order, then the curated ones."""
+    agent = np.tile(np.arange(n_agents), 2)
+    curated = np.repeat([False, True], n_agents)
+    return design(curated, agent, n_agents)
 
 
 def outcome_data(data: Executions, outcome: Outcome) -> OutcomeData:
@@ -127,9 +136,7 @@ def fit(y: np.ndarray, x: np.ndarray, groups: np.ndarray, agents: tuple[str, ...
     if strict and any(issubclass(w.category, PerfectSeparationWarning) for w in caught):
         raise Separation("perfect separation: statsmodels reports fitted probabilities of 0 or 1")
     n = len(agents)
-    agent = np.tile(np.arange(n), 2)
-    curated = np.repeat([False, True], n)
-    predicted = np.asarray(result.predict(exog=design(curated, agent, n)))
+    predicted = np.asarray(result.predict(exog=standardization_grid(n)))
     return GeeFit(
         full=float(predicted[:n].mean()),
         curated=float(predicted[n:].mean()),

@@ -140,7 +140,7 @@ class RevisionPins(BaseCheck):
 class ProjectionRebuild(BaseCheck):
     id = "projection-rebuild"
     cost = 1
-    purpose = "A clean rebuild of every frozen projection has exactly the frozen files and digests."
+    purpose = "A clean rebuild of every frozen projection has exactly the frozen files, digests and mtimes."
     fix = (
         "Find why the world source no longer renders the frozen bytes (template, data or generator change); "
         "restore it, or re-freeze with `worldkit freeze` if the change is intended."
@@ -162,6 +162,11 @@ class ProjectionRebuild(BaseCheck):
                 items.append(_ctx_item("unbuildable", key, detail=error.message))
                 continue
             found = _compare(built.tree(), frozen, built.manifest, key)
+            if not found:
+                expected = {e.path: e.mtime for e in frozen.files}
+                found = [_ctx_item("mtime", key, path=p, expected=expected[p], actual=t,
+                                   detail="the file's modification time on disk is not its frozen intended date")
+                         for p, t in sorted(built.stamps().items()) if expected.get(p) != t]
             items += found
             identical += not found
         return self.outcome(items, projections=len(ctx.readable), identical=identical)

@@ -8,6 +8,7 @@ import re
 from collections import defaultdict
 
 from worldkit.access import Policy
+from worldkit.verify.build import Built
 from worldkit.verify.checks import BaseCheck, register
 from worldkit.verify.context import VerifyContext
 from worldkit.verify.paths import SEAT_SPECIFIC, document_path, message_path, record_path
@@ -104,21 +105,34 @@ def _status_as_of(rec: Record, day: dt.date) -> str | None:
 class DateConformance(BaseCheck):
     id = "date-conformance"
     cost = 1
-    purpose = ("A dated item (a record; in a world without one, a document or a message) is invisible before its "
-               "effective date and visible on it, the rest of the view unchanged.")
-    fix = "The timeline fold leaks or drops dated items: fix worldkit.timeline so only events dated ≤ D survive."
+    purpose = ("Dated items (a record, a document and a message, as the world has them) are invisible before their "
+               "effective date and visible on it, dated on it (mtime), the rest of the view unchanged in bytes and mtimes.")
+    fix = ("The timeline fold leaks or drops dated items, or a file's mtime is not its last change: fix worldkit.timeline "
+           "(only events dated <= D survive) or the intended dates (worldkit.render.dated, worldkit.materialize.project).")
 
     def run(self, ctx: VerifyContext) -> CheckResult:
         rev = ctx.latest_rev
         state = ctx.package.revision(rev)
         policy = Policy(state)
-        choice = _choose(state, policy) or _choose_file_or_message(state, policy)
-        if choice is None:
+        first = _choose(state, policy) or _choose_file_or_message(state, policy)
+        if first is None:
             return self.skip("the world has no seat-visible record, document or message with an effective date to test")
+        probes = [first]
+        for order in (0, 1):  # besides the record: a document and a message, where the world has them
+            more = _choose_file_or_message(state, policy, order)
+            if more is not None and more[4] not in {p[4] for p in probes}:
+                probes.append(more)
+        items: list[Item] = []
+        done = [self._probe(ctx, rev, state, choice, items) for choice in probes]
+        rec, day, seat, blind, _, label = first
+        return self.outcome(items, item=label, record=rec.id if rec is not None else None, effective=day.isoformat(),
+                            seat=seat, unentitled_seat=blind, status_change=done[0],
+                            probes=[f"{p[5]} on {p[1].isoformat()}" for p in probes])
+
+    def _probe(self, ctx: VerifyContext, rev: str, state: WorldState, choice: Choice, items: list[Item]) -> str | None:
         rec, day, seat, blind, path, label = choice
         before_day, after_day = (day - dt.timedelta(days=1)).isoformat(), day.isoformat()
         before, after = ctx.fresh_build(rev, before_day, seat), ctx.fresh_build(rev, after_day, seat)
-        items: list[Item] = []
         try:
             a, b = before.tree(), after.tree()
             if path in a:
@@ -131,6 +145,7 @@ class DateConformance(BaseCheck):
                     items.append(Item(kind="unexpected-change", path=p, seat=seat, rev=rev, date=after_day,
                                       expected=a.get(p), actual=b.get(p),
                                       detail=f"changed between {before_day} and {after_day} though only {label} took effect"))
+            items += _mtime_items(before, after, day, path, label)
             status_checked = self._status(ctx, rev, rec, seat, path, items) if rec is not None else None
         finally:
             before.discard()
@@ -141,8 +156,7 @@ class DateConformance(BaseCheck):
                 if path in other.tree():
                     items.append(Item(kind="visible-to-unentitled", path=path, seat=blind, date=probe, rev=rev))
                 other.discard()
-        return self.outcome(items, item=label, record=rec.id if rec is not None else None, effective=after_day,
-                            seat=seat, unentitled_seat=blind, status_change=status_checked)
+        return status_checked
 
     def _status(self, ctx: VerifyContext, rev: str, rec: Record, seat: str, path: str, items: list[Item]) -> str | None:
         """If the record later changes status (e.g. approval), the old status shows the day before."""
@@ -168,9 +182,33 @@ Choice = tuple[Record | None, dt.date, str, str | None, str, str]
 """(the record or None, effective date, an entitled seat, an unentitled seat or None, projection path, label)."""
 
 
-def _choose_file_or_message(state: WorldState, policy: Policy) -> Choice | None:
+def _mtime_items(before: Built, after: Built, day: dt.date, path: str, label: str) -> list[Item]:
+    """Across the effective day: what changed is dated that day (on disk and in the manifest), what did
+    not change keeps its date, and the dated item itself is dated that day."""
+    items: list[Item] = []
+    a, b = before.tree(), after.tree()
+    sa, sb = before.stamps(), after.stamps()
+    listed = {e.path: e.mtime for e in after.manifest.files}
+    on_day = day.isoformat()
+    for p in sorted(b):
+        if sb[p] != listed.get(p, sb[p]):
+            items.append(Item(kind="mtime-not-recorded", path=p, date=on_day, expected=listed[p], actual=sb[p],
+                              detail="the file's mtime on disk is not the one its manifest records"))
+        if p == "seat.json":
+            continue
+        if a.get(p) == b[p] and sa.get(p) != sb[p]:
+            items.append(Item(kind="restamped", path=p, date=on_day, expected=sa.get(p), actual=sb[p],
+                              detail=f"same bytes as the day before, new mtime, though only {label} took effect"))
+        elif (a.get(p) != b[p] or p == path) and not sb[p].startswith(on_day):
+            items.append(Item(kind="misdated", path=p, date=on_day, expected=f"{on_day}T…", actual=sb[p],
+                              detail=f"changed on {on_day} but its mtime names another day"))
+    return items
+
+
+def _choose_file_or_message(state: WorldState, policy: Policy, only: int | None = None) -> Choice | None:
     """For a world with no dated record: a document (from its `visible_from`) or a mail, or the first
-    message of a chat channel (a later one would only change a file that already exists)."""
+    message of a chat channel (a later one would only change a file that already exists). `only`
+    limits the choice to documents (0) or messages (1)."""
     ranked = []
     for doc in state.documents.values():
         if doc.verifier_only:
@@ -188,6 +226,7 @@ def _choose_file_or_message(state: WorldState, policy: Policy) -> Choice | None:
         seats = [s for s in sorted(state.seats) if policy.message(state.seats[s].person, msg)]
         if seats:
             ranked.append((1, msg.date, message_path(msg), f"{msg.kind} message {msg.id}", seats))
+    ranked = [r for r in ranked if only is None or r[0] == only]
     if not ranked:
         return None
     options = []

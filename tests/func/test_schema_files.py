@@ -91,3 +91,29 @@ def test_schema_names_follow_where_a_file_sits() -> None:
 def test_stamp_refuses_a_missing_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["schema", "--out", str(tmp_path / "s"), "--stamp", str(tmp_path / "nope")]) == 2
     assert "--stamp" in capsys.readouterr().err
+
+
+def _shipped_yaml() -> list[Path]:
+    return sorted(p for top in ("worlds", "overlays") for p in (REPO / top).rglob("*.y*ml"))
+
+
+def test_every_shipped_yaml_names_its_schema_on_its_first_line_and_fits_it() -> None:
+    shipped = _shipped_yaml()
+    assert len(shipped) > 40
+    problems = []
+    for path in shipped:
+        where = path.relative_to(REPO)
+        expected = yaml_schema_line(path, REPO / "schemas")
+        if expected is None:
+            problems.append(f"{where}: no schema for a YAML file here (see worldkit._cli.schema.yaml_schema_name)")
+            continue
+        first = path.read_text(encoding="utf-8").partition("\n")[0]
+        if first != expected:
+            problems.append(f"{where}: first line is {first!r}, not {expected!r} "
+                            "(run `worldkit schema --out schemas --stamp worlds --stamp overlays`)")
+            continue
+        target = (path.parent / first.removeprefix(YAML_SCHEMA_PREFIX)).resolve()
+        assert target.is_file(), f"{where}: {target} does not exist"
+        errors = list(validator(target.name).iter_errors(load_as_editor(path)))
+        problems += [f"{where}: {'/'.join(map(str, e.absolute_path))}: {e.message[:160]}" for e in errors[:3]]
+    assert not problems, "\n".join(problems)

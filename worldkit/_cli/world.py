@@ -80,7 +80,13 @@ def stats(
     totals = {"PEOPLE": info["people"], "SEATS": len(info["seats"]), "RECORDS": info["records"],
               "MESSAGES": info["messages"], "OVERLAYS": info["overlays"], "CRITERIA": info["criteria"]}
     echo_table(list(totals), [[str(value) for value in totals.values()]], title="Counts", right=set(totals))
-    echo_table(["SEAT", "FILES"], [[seat, str(count)] for seat, count in info["files_per_seat"].items()],
+    formats = info.get("formats_per_seat") or {}  # the office mix per seat, where the stats have it
+
+    def mix(seat: str) -> str:
+        kinds = sorted((formats.get(seat) or {}).items(), key=lambda item: (-item[1], item[0]))
+        return ", ".join(f"{n} {kind}" for kind, n in kinds) or "-"
+
+    echo_table(["SEAT", "FILES", "FORMATS"], [[seat, str(count), mix(seat)] for seat, count in info["files_per_seat"].items()],
                title="Files per seat", right={"FILES"})
     for path, problem in info["overlay_errors"].items():
         typer.echo(f"overlay not loaded: {path}: {problem}")

@@ -25,6 +25,10 @@ def test_pharmaco_demo_stats_json(capsys: pytest.CaptureFixture[str]) -> None:
         assert info["files_per_seat"][seat] >= 775
     assert info["records"] > 0 and info["messages"] > 0
     assert info["overlays"] >= 0 and info["criteria"] >= info["overlays"]
+    for seat, formats in info["formats_per_seat"].items():  # the office mix, per seat
+        assert sum(formats.values()) == info["files_per_seat"][seat]
+        assert {"DOCX", "PDF", "XLSX"} <= set(formats) and formats["PDF"] >= 100 and formats["DOCX"] >= 100
+    assert any("EML" in formats for formats in info["formats_per_seat"].values())
 
 
 def test_default_date_and_text_output(capsys: pytest.CaptureFixture[str]) -> None:
@@ -37,6 +41,7 @@ def test_default_date_and_text_output(capsys: pytest.CaptureFixture[str]) -> Non
     assert counts[0] > 0 and counts[1] >= 6 and counts[5] >= counts[4]
     seat_rows = [line.split() for line in out[out.index("Files per seat"):] if line.strip().startswith("EMP-")]
     assert ["EMP-QC-001"] == [row[0] for row in seat_rows if row[0] == "EMP-QC-001"] and int(seat_rows[0][1]) >= 775
+    assert all("DOCX" in row and "PDF" in " ".join(row) for row in seat_rows)  # the FORMATS column: the office mix
 
 
 def test_files_per_seat_grow_with_the_date(capsys: pytest.CaptureFixture[str]) -> None:

@@ -55,11 +55,16 @@ def show(
                 {
                     "run_id": run_id,
                     "seat": head.seat,
+                    "meta": head.meta,
                     "events": [event.model_dump(mode="json") for event in events],
                 }
             )
             return
         typer.echo(f"run {run_id}  seat {head.seat}  {head.seq} events")
+        if head.meta:
+            typer.echo(f"meta {canonical_json(head.meta).strip()}")
+            if head.meta.get("trusted_staged"):
+                typer.echo("TRUSTED STAGED: the server served a folder that is not a frozen one (--trust-staged)")
         if events:
             echo_table(
                 ["SEQ", "TIME", "OUTCOME", "RESULT", "TOOL", "ARGUMENTS", "STATE CHANGE"],

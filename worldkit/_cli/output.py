@@ -8,8 +8,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import typer
-
 
 OUTPUT_SCHEMA_VERSION = 1
 """`schema_version` of every JSON object a command prints that has no version of its own (the report has)."""
@@ -37,7 +35,9 @@ def json_printed() -> bool:
 
 def echo_json(value: Any) -> None:
     """Print one JSON object on stdout (sorted keys, so output is stable), carrying `schema_version`."""
-    typer.echo(json.dumps(versioned(value), sort_keys=True, indent=2, ensure_ascii=False))
+    # Written directly (as typer.echo would), so printing JSON does not import the CLI toolkit.
+    sys.stdout.write(json.dumps(versioned(value), sort_keys=True, indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
     _printed["json"] = True
 
 

@@ -19,7 +19,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from worldkit.errors import UsageError
 from worldkit.infoorg._triples import count_levels
-from worldkit.infoorg.reference import load_reference
 from worldkit.infoorg.tree import (
     IndexedTree,
     InvalidHierarchy,
@@ -28,7 +27,6 @@ from worldkit.infoorg.tree import (
     index_tree,
     strip_wrapper,
 )
-from worldkit.infoorg.validity import check_workspace
 
 __all__ = [
     "ECONOMY_LAMBDA",
@@ -324,6 +322,11 @@ def score_workspace(
     equal to the reference hash, no other file, every folder name allowed. Records left in
     `inbox/` have the path `["inbox"]`. An invalid workspace gets S = 0 and the list of problems.
     """
+    # Imported here: scoring two trees (`score-trees`) needs neither the packet reference's
+    # models nor the workspace scan.
+    from worldkit.infoorg.reference import load_reference
+    from worldkit.infoorg.validity import check_workspace
+
     reference = load_reference(Path(packet_dir))
     paths = reference.paths()
     ref = _reference_paths(paths)

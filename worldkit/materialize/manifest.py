@@ -35,9 +35,10 @@ class Entry(_Frozen):
     """files, records, mail, chat, tools, seat, …"""
     source: str
     """Entity id the file was produced from."""
-    mtime: str
+    mtime: str | None = None
     """The file's intended modification time, `YYYY-MM-DDTHH:MM:SSZ` (UTC): its last change on or before the
-    projection date (a document's own date, a record's last event, a mail's date and time). Set on disk."""
+    projection date (a document's own date, a record's last event, a mail's date and time). Set on disk.
+    None only in a manifest frozen before worldkit recorded dates (it fingerprints as it did then)."""
 
 
 class Inputs(_Frozen):
@@ -85,7 +86,7 @@ class Manifest(_Frozen):
         return sha256_json(
             {
                 "inputs": inputs.model_dump(mode="json"),
-                "files": [e.model_dump(mode="json") for e in files],
+                "files": [e.model_dump(mode="json", exclude_none=True) for e in files],
                 "tool_bundle_sha256": tool_bundle_sha256,
             }
         )
@@ -123,7 +124,7 @@ def read_manifest(path: Path) -> Manifest:
 def manifest_bytes(manifest: Manifest) -> bytes:
     """Deterministic bytes: sorted keys, one file entry per line (readable, diffable, fast)."""
     head = manifest.model_dump(mode="json", exclude={"files"})
-    lines = [canonical_json(e.model_dump(mode="json")).rstrip("\n") for e in manifest.files]
+    lines = [canonical_json(e.model_dump(mode="json", exclude_none=True)).rstrip("\n") for e in manifest.files]
     body = pretty_json(head).rstrip().rstrip("}").rstrip()
     files = ",\n    ".join(lines)
     return (body + ',\n  "files": [\n    ' + files + "\n  ]\n}\n").encode("utf-8") if lines else (

@@ -25,6 +25,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from worldkit.errors import InvalidWorld, PathRefused, UsageError
+from worldkit.render.office import extract_text
 from worldkit.materialize.manifest import read_manifest
 from worldkit.mcp.confine import check_id, check_path, open_confined
 from worldkit.mcp.results import (
@@ -178,7 +179,9 @@ class SeatView:
                 rel = path[len("files/") :]
                 check_path(rel)
                 self.files[rel] = (entry.size, entry.sha256)
-                texts[rel] = self._projection_bytes(path).decode("utf-8", errors="replace")
+                data = self._projection_bytes(path)
+                office = extract_text(rel, data)  # an office file reads as its extracted text
+                texts[rel] = office if office is not None else data.decode("utf-8", errors="replace")
             elif path == "records/_relations.json":
                 relations = json.loads(self._projection_bytes(path))
             elif path.startswith("records/"):

@@ -218,8 +218,9 @@ def write_curated(full: Path, target: Path, overlay: Overlay, name: str) -> Mani
     kept = [e for e in source.manifest.files if e.path in wanted]
     for entry in kept:
         _write(target / entry.path, (full / entry.path).read_bytes())
-        seconds = stamp_seconds(entry.mtime)
-        os.utime(target / entry.path, (seconds, seconds))
+        if entry.mtime is not None:
+            seconds = stamp_seconds(entry.mtime)
+            os.utime(target / entry.path, (seconds, seconds))
         if sha256_bytes((target / entry.path).read_bytes()) != entry.sha256:  # pragma: no cover - disk fault
             raise InvalidOverlay(f"copy of {entry.path} changed its bytes; re-run apply", entity=overlay.id)
     manifest = Manifest(

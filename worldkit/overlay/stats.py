@@ -9,6 +9,7 @@ through the overlay package's loader; an overlay that fails to load is reported,
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +37,8 @@ class WorldStats:
     overlays: int
     criteria: int
     overlay_errors: dict[str, str] = field(default_factory=dict)
+    formats_per_seat: dict[str, dict[str, int]] = field(default_factory=dict)
+    """seat → file format (`DOCX`, `PDF`, `XLSX`, `EML`, `MD`, `CSV`, …: the extension) → files."""
 
     def as_json(self) -> dict[str, Any]:
         """One JSON object; `people`, `files_per_seat`, `records`, `messages`, `overlays` and
@@ -47,6 +50,7 @@ class WorldStats:
             "people": self.people,
             "seats": self.seats,
             "files_per_seat": dict(sorted(self.files_per_seat.items())),
+            "formats_per_seat": {k: dict(sorted(v.items())) for k, v in sorted(self.formats_per_seat.items())},
             "records": self.records,
             "messages": self.messages,
             "overlays": self.overlays,
@@ -84,7 +88,9 @@ def world_stats(package: WorldPackage, date: dt.date, rev: str | None = None) ->
     state = package.revision(name)
     snapshot = as_of(state, date)
     policy = Policy(state)
-    files = {seat: len(plan_projection(state, date, seat, policy).documents) for seat in sorted(state.seats)}
+    plans = {seat: plan_projection(state, date, seat, policy).documents for seat in sorted(state.seats)}
+    files = {seat: len(docs) for seat, docs in plans.items()}
+    formats = {seat: dict(Counter(_format(state.documents[d].path) for d in docs)) for seat, docs in plans.items()}
     overlays, criteria, errors = _overlay_counts(package.id)
     return WorldStats(
         world=package.id,
@@ -98,4 +104,10 @@ def world_stats(package: WorldPackage, date: dt.date, rev: str | None = None) ->
         overlays=overlays,
         criteria=criteria,
         overlay_errors=errors,
+        formats_per_seat=formats,
     )
+
+
+def _format(path: str) -> str:
+    name = path.rsplit("/", 1)[-1]
+    return name.rsplit(".", 1)[-1].upper() if "." in name else "(none)"

@@ -13,6 +13,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from worldkit.render.office import extract_text
 from worldkit.materialize.manifest import Entry, Manifest, read_manifest
 from worldkit.overlay.models import EvidenceItem
 
@@ -49,7 +50,10 @@ def json_strings(value: Any) -> list[str]:
 
 def readable_text(path: str, data: bytes) -> str:
     """Text of a projection file as a reader sees it: raw text, plus the string values of JSON
-    and JSONL files (so text escaped inside JSON is found too)."""
+    and JSONL files (so text escaped inside JSON is found too); an office file's extracted text."""
+    office = extract_text(path, data)
+    if office is not None:
+        return office
     text = data.decode("utf-8", errors="replace")
     if path.endswith(".json"):
         try:
@@ -122,7 +126,7 @@ class ProjectionView:
         if path is None:
             return None, [("evidence-missing", _missing(item))]
         problems = []
-        if item.anchor is not None and item.anchor not in self.item_text(path, message):
+        if item.anchor is not None and " ".join(item.anchor.split()) not in " ".join(self.item_text(path, message).split()):
             where = path + (f"#{message}" if message else "")
             problems.append(("evidence-anchor-missing", f"anchor {item.anchor!r} does not occur in {where}"))
         if item.fields:

@@ -18,6 +18,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from worldkit.errors import InvalidWorld
 from worldkit.render.dated import DateLog, watched_world
+from worldkit.render.office import Meta, render_office
 from worldkit.timeline import Snapshot
 from worldkit.timeline.asof import RecordView, document_exists, fold_record
 from worldkit.world.models import Document, Message, Record
@@ -241,14 +242,32 @@ class Renderer:
         return self.document_dated(doc)[0]
 
     def document_dated(self, doc: Document) -> tuple[bytes, dt.date]:
-        """The document's bytes and its intended date: the last day on or before D its bytes changed.
+        """The document's bytes and its intended date: the last day on or before D its content changed.
 
         The render notes the days its content could have changed on (`worldkit.render.dated`); from
-        the latest down, a day whose eve renders the same bytes is passed over, so a page that only
-        filters a record it does not show keeps its own date.
+        the latest down, a day whose eve renders the same text is passed over, so a page that only
+        filters a record it does not show keeps its own date. A `.docx`, `.xlsx`, `.pdf` or `.eml`
+        document is then written in that format, dated that day (`worldkit.render.office`).
         """
+        text, day = self._document_text_dated(doc)
+        state = self.context.snapshot.state
+        owner = state.people.get(doc.owner) if doc.owner else None
+        meta = Meta(title=doc.title or doc.path.rsplit("/", 1)[-1].rsplit(".", 1)[0], date=day,
+                    author=owner.name if owner is not None else "")
+        try:
+            office = render_office(doc.path, text, meta)
+        except Exception as error:  # noqa: BLE001 - a format library refusing the template's text
+            raise InvalidWorld(
+                f"document {doc.id} ({doc.path}) cannot be written as {doc.path.rsplit('.', 1)[-1].upper()}: {error}. "
+                "Fix its template's text (Markdown for DOCX/PDF, CSV for XLSX, headers and a body for EML)",
+                file=f"templates/{doc.template}" if doc.template else None,
+                entity=doc.id,
+            ) from None
+        return (office if office is not None else text.encode("utf-8")), day
+
+    def _document_text_dated(self, doc: Document) -> tuple[str, dt.date]:
         if doc.text is not None:
-            return doc.text.encode("utf-8"), doc.visible_from
+            return doc.text, doc.visible_from
         log = DateLog(doc.visible_from)
         data = self._document_on(doc, self.context, log)
         for day in sorted(log.days, reverse=True):
@@ -262,7 +281,7 @@ class Renderer:
                 return data, day
         return data, doc.visible_from
 
-    def _document_on(self, doc: Document, context: RenderContext, log: DateLog | None) -> bytes:
+    def _document_on(self, doc: Document, context: RenderContext, log: DateLog | None) -> str:
         snap = context.snapshot
         successor = None
         if doc.superseded_by:
@@ -283,7 +302,7 @@ class Renderer:
             "vars": doc.vars,
         }
         assert doc.template is not None
-        return self._render(doc.template, item, f"document {doc.id}", context, log).encode("utf-8")
+        return self._render(doc.template, item, f"document {doc.id}", context, log)
 
     def message_body(self, msg: Message) -> str:
         if msg.template is None:

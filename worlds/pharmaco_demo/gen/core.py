@@ -123,6 +123,36 @@ class FutureText(ValueError):
     """A generated item names a day after its own date."""
 
 
+
+OFFICE_FORMATS = {
+    # Word: controlled documents and forms as their owners edit them
+    "sop/sop.md.j2": ".docx",
+    "sop/form.md.j2": ".docx",
+    "lab/test_method.md.j2": ".docx",
+    "lab/specification.md.j2": ".docx",
+    "qms/impact_assessment.md.j2": ".docx",
+    "site/policy.md.j2": ".docx",
+    "meetings/qc_lab.md.j2": ".docx",
+    # PDF: approved, signed or received documents
+    "sop/sop_legacy.md.j2": ".pdf",
+    "stability/protocol.md.j2": ".pdf",
+    "stability/interim_report.md.j2": ".pdf",
+    "eng/requal_report.md.j2": ".pdf",
+    "eng/cal_vendor.md.j2": ".pdf",
+    "mfg/batch_summary_vial.md.j2": ".pdf",
+    "mfg/batch_summary_lyo.md.j2": ".pdf",
+    "site/apqr.md.j2": ".pdf",
+    "site/em_summary.md.j2": ".pdf",
+    "site/newsletter.md.j2": ".pdf",
+    "site/safety_bulletin.md.j2": ".pdf",
+    # Excel: exports and registers
+    "stability/results_export.csv.j2": ".xlsx",
+    "supplier/asl.csv.j2": ".xlsx",
+    "eng/equipment_register.csv.j2": ".xlsx",
+    "site/phonelist.csv.j2": ".xlsx",
+}
+"""Templates whose documents are office files: the path's extension is the format (worldkit.render.office)."""
+
 class Context:
     """What every generator part shares."""
 
@@ -251,6 +281,8 @@ class Context:
             vars: dict[str, Any] | None = None, text: str | None = None, department: str | None = None,
             owner: str | None = None, classification: str = "internal", superseded_by: str | None = None,
             visible_until: dt.date | None = None) -> dict[str, Any]:
+        if template in OFFICE_FORMATS:
+            path = path.rsplit(".", 1)[0] + OFFICE_FORMATS[template]
         key = f"{system}/{path}"
         if any(part != part.strip() or part.endswith(".") for part in path.split("/")):
             raise ValueError(f"path segment of {path!r} starts/ends with a space or ends with a dot (tools refuse it)")

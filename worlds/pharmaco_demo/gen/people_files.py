@@ -55,7 +55,7 @@ def build(ctx: Any, core: Any) -> None:
             continue
         day = core.workday(dt.date(2025, 12, 1) + dt.timedelta(days=rng.randint(0, 14)))
         rating = rng.choice(["meets expectations", "meets expectations", "exceeds expectations", "partially meets expectations"])
-        ctx.doc(id=f"DOC-HR-REVIEW-{pid}", system="hr-drive", path=f"Employee files/{ctx.name(pid)}/2025 annual review.md",
+        ctx.doc(id=f"DOC-HR-REVIEW-{pid}", system="hr-drive", path=f"Employee files/{ctx.name(pid)}/2025 annual review.docx",
                 title=f"2025 annual review — {ctx.name(pid)}",
                 text=f"Rating: {rating}. Salary increase {rng.choice(['2.5', '3.0', '3.0', '3.5', '4.0'])} %. Development goal agreed with the line manager.\n",
                 department="HR", classification="confidential", visible_from=day)

@@ -1,0 +1,70 @@
+"""Office formats of world documents: a template renders text, the document's extension picks the format.
+
+A document whose path ends in `.docx`, `.xlsx`, `.pdf` or `.eml` is rendered from its template's
+text (Markdown for DOCX and PDF, CSV for XLSX, RFC 5322 headers and a body for EML) into the real
+format, byte-identical across processes and machines: fixed zip entry times and order, the
+document's own date as every creation and modification date, a content-derived PDF document id,
+no host names. `extract_text` gives back what an agent's file tools read from such a file (the
+format libraries' own readers, as Markdown-like text), so evidence anchors written on the
+template's text match the file.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from worldkit.render.office import docx, eml, pdf, xlsx
+
+
+@dataclass(frozen=True)
+class Meta:
+    """What a format records about the document besides its text."""
+
+    title: str
+    date: dt.date
+    author: str = ""
+
+
+@dataclass(frozen=True)
+class Format:
+    name: str
+    render: Callable[[str, Meta], bytes]
+    extract: Callable[[bytes], str]
+
+
+FORMATS: dict[str, Format] = {
+    ".docx": Format("DOCX", docx.render, docx.extract),
+    ".xlsx": Format("XLSX", xlsx.render, xlsx.extract),
+    ".pdf": Format("PDF", pdf.render, pdf.extract),
+    ".eml": Format("EML", eml.render, eml.extract),
+}
+"""Extension → format (the registry)."""
+
+
+def format_of(path: str) -> Format | None:
+    dot = path.rfind(".")
+    return FORMATS.get(path[dot:].lower()) if dot >= 0 else None
+
+
+def render_office(path: str, text: str, meta: Meta) -> bytes | None:
+    """The bytes of `path` in its office format, or None for a text file."""
+    found = format_of(path)
+    return None if found is None else found.render(text, meta)
+
+
+def extract_text(path: str, data: bytes) -> str | None:
+    """The text an agent's tools read from an office file, or None if `path` is not one.
+
+    A file that cannot be parsed gives a one-line note instead of failing the reader."""
+    found = format_of(path)
+    if found is None:
+        return None
+    try:
+        return found.extract(data)
+    except Exception as error:  # noqa: BLE001 - any parser failure: the file is unreadable as that format
+        return f"[unreadable {found.name} file: {type(error).__name__}]"
+
+
+__all__ = ["FORMATS", "Format", "Meta", "extract_text", "format_of", "render_office"]

@@ -1,0 +1,71 @@
+"""PDF (fpdf2, core fonts) from the Markdown subset, and its text back (pypdf).
+
+The core fonts carry Windows-1252; the few characters outside it that world text uses are
+written as their usual ASCII forms (`≤` as `<=`), so the extracted text says the same. The PDF
+is dated by the document (creation date), and fpdf2's document id is a digest of the content
+and that date, so the bytes are a function of the text alone.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import TYPE_CHECKING
+
+from worldkit.render.office._zip import noon
+from worldkit.render.office.markdown import blocks, spans, table_lines
+
+if TYPE_CHECKING:
+    from worldkit.render.office import Meta
+
+_ASCII = {"≤": "<=", "≥": ">=", "→": "->", "←": "<-", "−": "-", "≈": "~", "✓": "x", "✗": "-", "\u2009": " ",
+          "\u202f": " ", "\u2011": "-", "Δ": "delta ", "α": "alpha", "β": "beta", "κ": "kappa"}
+_SIZES = {1: 16, 2: 13, 3: 11.5}
+
+
+def pdf_text(text: str) -> str:
+    """`text` as the PDF's core fonts can show it (and as its extracted text reads)."""
+    for char, ascii_form in _ASCII.items():
+        text = text.replace(char, ascii_form)
+    return text.encode("cp1252", errors="replace").decode("cp1252")
+
+
+def render(text: str, meta: Meta) -> bytes:
+    import datetime as dt
+
+    from fpdf import FPDF
+
+    pdf = FPDF(format="A4")
+    pdf.core_fonts_encoding = "windows-1252"
+    pdf.set_creation_date(noon(meta.date).replace(tzinfo=dt.timezone.utc))
+    pdf.set_title(pdf_text(meta.title))
+    if meta.author:
+        pdf.set_author(pdf_text(meta.author))
+    pdf.set_creator("Riverbend document system")
+    pdf.set_auto_page_break(True, margin=15)
+    pdf.set_margins(18, 18, 18)
+    pdf.add_page()
+    width = pdf.epw
+    for block in blocks(text):
+        if block.kind == "heading":
+            pdf.set_font("helvetica", "B", _SIZES.get(block.level, 10.5))
+            pdf.multi_cell(width, 7, pdf_text(block.text.replace("**", "")), new_x="LMARGIN", new_y="NEXT")
+            pdf.ln(1)
+        elif block.kind == "table":
+            pdf.set_font("courier", "", 7.5)
+            for line in table_lines(block.rows):
+                pdf.multi_cell(width, 3.8, pdf_text(line), new_x="LMARGIN", new_y="NEXT")
+            pdf.ln(2)
+        else:
+            prefix = {"bullet": "- ", "numbered": f"{block.level}. ", "quote": "> "}.get(block.kind, "")
+            pdf.set_font("helvetica", "", 9.5)
+            line = prefix + "".join(part for part, _ in spans(block.text))
+            pdf.multi_cell(width, 4.8, pdf_text(line), new_x="LMARGIN", new_y="NEXT")
+            pdf.ln(1.5)
+    return bytes(pdf.output())
+
+
+def extract(data: bytes) -> str:
+    from pypdf import PdfReader
+
+    reader = PdfReader(io.BytesIO(data))
+    return "\n\n".join(page.extract_text() for page in reader.pages) + "\n"

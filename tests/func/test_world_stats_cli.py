@@ -41,7 +41,7 @@ def test_default_date_and_text_output(capsys: pytest.CaptureFixture[str]) -> Non
     assert counts[0] > 0 and counts[1] >= 6 and counts[5] >= counts[4]
     seat_rows = [line.split() for line in out[out.index("Files per seat"):] if line.strip().startswith("EMP-")]
     assert ["EMP-QC-001"] == [row[0] for row in seat_rows if row[0] == "EMP-QC-001"] and int(seat_rows[0][1]) >= 775
-    assert all("DOCX" in row and "PDF" in " ".join(row) for row in seat_rows)  # the FORMATS column: the office mix
+    assert all(" DOCX" in " ".join(row) and " PDF" in " ".join(row) for row in seat_rows)  # the FORMATS column: the office mix
 
 
 def test_files_per_seat_grow_with_the_date(capsys: pytest.CaptureFixture[str]) -> None:

@@ -105,4 +105,5 @@ def render_table(
 
 def echo_table(header: list[str], rows: list[list[str]], **options: Any) -> None:
     """Print `render_table(header, rows, **options)` on stdout."""
-    typer.echo(render_table(header, rows, **options), nl=False)
+    sys.stdout.write(render_table(header, rows, **options))
+    sys.stdout.flush()

@@ -64,3 +64,46 @@ def progress_bar(title: str, *, enabled: bool = True) -> Iterator[Callable[[str,
             bar.update(task, description=label, completed=done, total=total or None)
 
         yield tick
+
+
+TABLE_WIDTH = 240
+"""Width tables are laid out in (as `worldkit report` does): fixed, so output is the same on every terminal."""
+
+
+def render_table(
+    header: list[str],
+    rows: list[list[str]],
+    *,
+    title: str | None = None,
+    right: frozenset[str] | set[str] = frozenset(),
+    wrap: frozenset[str] | set[str] = frozenset(),
+) -> str:
+    """A rich table as plain text, in the style of `worldkit report` (no colour, trailing spaces stripped).
+
+    Columns named in `right` are right-aligned (counts, scores); columns in `wrap` fold long
+    values over several lines instead of widening the table; every other column stays on one line.
+    """
+    import io
+
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    out = io.StringIO()
+    console = Console(file=out, width=TABLE_WIDTH, color_system=None, force_terminal=False,
+                      highlight=False, emoji=False, markup=False)
+    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", highlight=False)
+    for name in header:
+        folds = name in wrap
+        table.add_column(name, justify="right" if name in right else "left", no_wrap=not folds,
+                         overflow="fold" if folds else "ellipsis")
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
+    return "\n".join(line.rstrip() for line in out.getvalue().splitlines()) + "\n"
+
+
+def echo_table(header: list[str], rows: list[list[str]], **options: Any) -> None:
+    """Print `render_table(header, rows, **options)` on stdout."""
+    sys.stdout.write(render_table(header, rows, **options))
+    sys.stdout.flush()

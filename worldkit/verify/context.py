@@ -17,14 +17,14 @@ from worldkit.errors import WorldkitError
 from worldkit.materialize.manifest import Manifest, read_manifest
 from worldkit.verify.build import Built, build_projection
 from worldkit.verify.frozen import FrozenIndex, FrozenProjection, read_index
+from worldkit.verify.result import ComponentMissing
+from worldkit.verify.tasks import stage_tasks
 from worldkit.world.load import WorldPackage
 
 Key = tuple[str, str, str]
 """(rev, date, seat)."""
 
-
-class ComponentMissing(Exception):
-    """A component a check depends on (overlays, MCP servers) is not installed in this tree."""
+__all__ = ["ComponentMissing", "Key", "VerifyContext"]
 
 
 @dataclass
@@ -140,8 +140,6 @@ class VerifyContext:
 
     @cached_property
     def tasks_or_missing(self) -> list[Any] | ComponentMissing:
-        from worldkit.verify.tasks import stage_tasks
-
         try:
             return stage_tasks(self)
         except ComponentMissing as missing:

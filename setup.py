@@ -1,4 +1,4 @@
-"""Ship the repository's worlds, overlays and manifests inside the wheel as `worldkit/_shipped/`.
+"""Ship the repository's worlds, overlays, manifests and schemas inside the wheel as `worldkit/_shipped/`.
 
 Everything else is in pyproject.toml. `worldkit.locate` finds `_shipped/` in an installed wheel and
 the checkout's own `worlds/` in an editable install, so the editable build copies nothing.
@@ -9,7 +9,7 @@ from pathlib import Path
 from setuptools import setup
 from setuptools.command.build_py import build_py
 
-SHIPPED = ("worlds", "overlays", "manifests")
+SHIPPED = ("worlds", "overlays", "manifests", "schemas")  # schemas: what the YAML files' first lines point to
 
 
 class BuildPyWithWorlds(build_py):

@@ -46,19 +46,31 @@ def _env(tree: Path, cache: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(tree), "WORLDKIT_CACHE": str(cache)}
 
 
+_CPU: list[float] = []
+"""CPU seconds (user + system, the command and every process it waited for) of each `_timed` run."""
+
+
 def _timed(argv: list[str], env: dict[str, str], cwd: Path, check: bool = True) -> tuple[float, float, str]:
-    """Wall seconds, the child's peak RSS in MB (as reported by /usr/bin/time if present) and stdout."""
+    """Wall seconds, the child's peak RSS in MB (as reported by /usr/bin/time if present) and stdout.
+
+    The run's CPU time (load-independent, unlike wall time on a shared machine) goes to `_CPU`."""
     timer = shutil.which("time") or ("/usr/bin/time" if Path("/usr/bin/time").exists() else None)
-    prefix = [timer, "-f", "%M"] if timer else []
+    prefix = [timer, "-f", "wk-bench %M %U %S"] if timer else []
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     done = subprocess.run([*prefix, *argv], env=env, cwd=cwd, capture_output=True, text=True)
     wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if check and done.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}): {done.stderr[-2000:]}")
     rss = 0.0
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if timer:
-        last = [line for line in done.stderr.strip().splitlines() if line.strip().isdigit()]
-        rss = int(last[-1]) / 1024 if last else 0.0
+        last = [line.split() for line in done.stderr.strip().splitlines() if line.startswith("wk-bench ")]
+        if last:
+            rss = int(last[-1][1]) / 1024
+            cpu = float(last[-1][2]) + float(last[-1][3])
+    _CPU.append(cpu)
     return wall, rss, done.stdout
 
 
@@ -142,7 +154,9 @@ def main() -> None:
             line: dict = {"bench": "speed", "row": name, **ROWS[name], "load_avg_1m": round(os.getloadavg()[0], 2)}
             for label, tree in trees:
                 cache = scratch / f"cache-{label}"
+                _CPU.clear()
                 found = measure(tree, cache, scratch, args.repeats, **kwargs)
+                found["cpu_s_last_run"] = _CPU[-1] if _CPU else 0.0
                 found = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in found.items()}
                 if label == "now":
                     line.update(found)
@@ -155,6 +169,7 @@ def main() -> None:
             if "baseline_tree" in line and line["value_s"]:
                 line["speedup_vs_baseline_tree"] = round(line["baseline_tree"]["value_s"] / line["value_s"], 2)
             line["cpu_children_s"] = round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime, 1)
+            line["load_avg_1m_after"] = round(os.getloadavg()[0], 2)
             print(json.dumps(line), flush=True)
 
 

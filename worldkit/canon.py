@@ -21,8 +21,59 @@ def canonical_bytes(value: Any) -> bytes:
 
 
 def pretty_json(value: Any) -> str:
-    """Deterministic, human-readable JSON (sorted keys, 2-space indent, trailing newline)."""
-    return json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+    """Deterministic, human-readable JSON (sorted keys, 2-space indent, trailing newline).
+
+    Exactly `json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False) + "\\n"`, built by a
+    direct recursion over plain dicts, lists, strings and numbers (json's indenting encoder is pure
+    Python and about twice as slow); anything else (non-string keys, other types) takes json's path.
+    """
+    try:
+        return _pretty(value, "\n") + "\n"
+    except _Unusual:
+        return json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+class _Unusual(Exception):
+    """A value `_pretty` leaves to json itself."""
+
+
+_STRING = json.encoder.encode_basestring  # what json uses with ensure_ascii=False
+
+
+def _pretty(value: Any, newline: str) -> str:
+    kind = type(value)
+    if kind is str:
+        return _STRING(value)
+    if kind is dict:
+        if not value:
+            return "{}"
+        inner = newline + "  "
+        try:
+            keys = sorted(value)
+        except TypeError:
+            raise _Unusual from None
+        parts = []
+        for key in keys:
+            if type(key) is not str:
+                raise _Unusual
+            parts.append(_STRING(key) + ": " + _pretty(value[key], inner))
+        return "{" + inner + ("," + inner).join(parts) + newline + "}"
+    if kind is list or kind is tuple:
+        if not value:
+            return "[]"
+        inner = newline + "  "
+        return "[" + inner + ("," + inner).join([_pretty(item, inner) for item in value]) + newline + "]"
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if kind is int:
+        return int.__repr__(value)
+    if kind is float and value == value and value not in (float("inf"), float("-inf")):
+        return float.__repr__(value)
+    raise _Unusual
 
 
 def sha256_bytes(data: bytes) -> str:

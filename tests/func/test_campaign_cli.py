@@ -11,6 +11,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from tests.fixtures.overlays.paths import TRIAGE
@@ -122,6 +123,15 @@ def test_a_finished_campaign_restarted_runs_nothing_and_a_busy_folder_is_refused
     assert run(["campaign", "run", str(design), "--out", str(out), "--json"]) == 0
     first = json.loads(capsys.readouterr().out)
     assert (first["planned"], first["done"], first["records"]) == (2, 2, 2)
+    assert run(["campaign", "status", str(out), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    from worldkit._cli.schema import all_schemas
+
+    schema = all_schemas()["campaign-status.schema.json"]
+    jsonschema.validators.validator_for(schema)(schema).validate(shown)
+    assert (shown["schema_version"], shown["done"], shown["failures"]) == (1, 2, [])
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validators.validator_for(schema)(schema).validate({**shown, "done": "2"})
     before = sorted(p.name for p in (out / "runs").iterdir())
     assert run(["report", str(out)]) == 0  # `worldkit report` reads a campaign folder as it is
     report = capsys.readouterr().out
@@ -184,3 +194,18 @@ def test_cli_errors_name_the_file_and_the_fix(tmp_path: Path, capsys) -> None:
     unknown.write_text(f"tasks: [{TRIAGE}]\nagents: [no-such-agent]\n")
     assert run(["campaign", "run", str(unknown), "--out", str(tmp_path / "u")]) == 2
     assert "unknown agent 'no-such-agent'; available agents:" in capsys.readouterr().err
+
+
+def test_plan_prints_the_schedule_as_a_table_matching_its_json(tmp_path: Path, capsys) -> None:
+    import re
+
+    design = write_design(tmp_path)
+    assert run(["campaign", "plan", str(design), "--json"]) == 0
+    planned = json.loads(capsys.readouterr().out)["runs"]
+    assert run(["campaign", "plan", str(design)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("campaign ") and f"{len(planned)} runs" in lines[0]
+    assert lines[2].split() == ["SEQ", "BLOCK", "ORDER", "TASK", "AGENT", "CONDITION"]
+    rows = [re.split(r" {2,}", line.strip()) for line in lines[4:] if line.strip()]
+    assert rows == [[str(r["seq"]), str(r["block"]), str(r["order"]), r["task"], r["agent"], r["condition"]]
+                    for r in planned]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -212,16 +213,24 @@ def test_the_oracle_solution_through_the_http_sidecar_earns_full_reward(exported
     assert json.loads((tmp_path / "logs" / "grade.json").read_text())["condition"] == "curated:minimal"
 
 
-def test_every_exported_task_toml_validates_against_harbors_task_model(exported: Path) -> None:
-    config_module = pytest.importorskip("harbor.models.task.config", reason="harbor (Python >= 3.12) is not installed")
-    task_module = pytest.importorskip("harbor.models.task.task")
-    for task in exported.iterdir():
-        config = config_module.TaskConfig.model_validate_toml((task / "task.toml").read_text())
-        assert config.task is not None and config.task.name == f"worldkit/{task.name}"
-        assert [s.name for s in config.environment.mcp_servers] == ["worldkit-seat"]
-        assert config.metadata["seat"] == "S1"
-        loaded = task_module.Task(task)  # harbor's own loader: layout, instruction, scripts
-        assert "triage.md" in loaded.instruction
+def test_every_exported_task_toml_validates_against_harbors_task_model(exported: Path, tmp_path: Path) -> None:
+    from tests.harbor_env import validate_tasks
+
+    tasks = sorted(exported.iterdir())
+    assert [t.name for t in tasks] == ["cc1-triage__curated-minimal", "cc1-triage__full"]
+    broken = tmp_path / "broken"  # the same task with a timeout harbor cannot read: harbor must refuse it
+    shutil.copytree(tasks[0], broken)
+    toml = (broken / "task.toml").read_text()
+    assert "timeout_sec = " in toml
+    (broken / "task.toml").write_text(re.sub(r"timeout_sec = [0-9.]+", 'timeout_sec = "soon"', toml, count=1))
+    *results, refused = validate_tasks([*tasks, broken])
+    for task, found in zip(tasks, results, strict=True):
+        assert found["ok"], found
+        assert found["name"] == f"worldkit/{task.name}"
+        assert found["mcp_servers"] == ["worldkit-seat"]
+        assert found["metadata"]["seat"] == "S1"
+        assert "triage.md" in found["instruction"]  # harbor's own loader read the layout and the instruction
+    assert not refused["ok"] and "timeout_sec" in refused["error"], refused
 
 
 def test_export_refuses_an_existing_task_directory_and_bad_options(exported: Path, capsys: pytest.CaptureFixture[str]) -> None:

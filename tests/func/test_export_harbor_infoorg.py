@@ -139,3 +139,12 @@ def test_candidate_only_serving_refuses_an_altered_inbox(exported: Path, tmp_pat
     code = cli(["infoorg", "serve", "--packet", str(served), "--candidate-only", "--workspace", str(tmp_path / "ws"),
                 "--store", f"sqlite:///{tmp_path / 's.db'}"])  # fmt: skip
     assert code == 1 and "differs from packet.json" in capsys.readouterr().err
+
+
+def test_the_packet_task_validates_against_harbors_task_model_and_loader(exported: Path) -> None:
+    from tests.harbor_env import validate_tasks
+
+    [found] = validate_tasks([exported])
+    assert found["ok"], found
+    assert found["name"].startswith("worldkit/infoorg-") and found["mcp_servers"] == ["worldkit-organizer"]
+    assert found["metadata"]["benchmark"] == "InfoOrgBench" and found["instruction"].strip()

@@ -213,3 +213,41 @@ def test_lambda_option_scales_only_the_economy(capsys, tmp_path) -> None:
     assert {r["f1_bal"] for r in results.values()} == {results["0"]["f1_bal"]}
     code, _, err = cli(capsys, "score-trees", str(reference), str(output), "--lambda", "-1")
     assert code == 2 and "--lambda" in err
+
+
+def test_score_trees_skips_the_cli_toolkit_and_prints_the_same(capsys, trees) -> None:
+    """The plain form is scored without typer/click; every other form goes through typer,
+    and both print the same thing."""
+    import subprocess
+    import sys
+
+    from worldkit._cli.score_trees import score_trees_fast
+
+    probe = (
+        "import sys\nfrom worldkit._cli.main import run\n"
+        f"code = run(['infoorg', 'score-trees', {str(trees[0])!r}, {str(trees[1])!r}, '--json'])\n"
+        "print(code, sorted(m for m in sys.modules if m.split('.')[0] in ('typer', 'click', "
+        "'rich', 'sqlalchemy')))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True, cwd=Path(__file__).resolve().parents[2])
+    assert done.stdout.splitlines()[-1] == "0 []"
+    assert score_trees_fast(["r", "o", "--lambda=0.4", "--json"]) == (Path("r"), Path("o"), True, 0.4)
+    for other in (["r", "o", "--help"], ["r", "o", "--lambda", "2"], ["r"], ["r", "o", "--x"],
+                  ["r", "o", "--lambda", "a"], ["r", "o", "--lambda"]):
+        assert score_trees_fast(other) is None
+    # The same arguments through typer and through the fast path.
+    fast = cli(capsys, "score-trees", str(trees[0]), str(trees[1]), "--lambda", "0.4")
+    import typer
+
+    from worldkit._cli import infoorg_group, infoorg_score
+
+    app = typer.Typer()
+    infoorg_group.register(app)
+    infoorg_score.register(app)
+    typer.main.get_command(app).main(
+        args=["infoorg", "score-trees", str(trees[0]), str(trees[1]), "--lambda", "0.4"],
+        standalone_mode=False)
+    assert fast == (0, capsys.readouterr().out, "")
+    code, _, err = cli(capsys, "score-trees", str(trees[0]), str(trees[1]), "--lambda", "2")
+    assert code == 2 and "Invalid value for --lambda" in err.replace("'", "")

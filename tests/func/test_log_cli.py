@@ -75,16 +75,44 @@ def _break_event_2(url: str) -> None:
         )
 
 
-def test_show_prints_each_event_on_a_line(url: str, capsys) -> None:
+def _table_rows(out: str) -> list[list[str]]:
+    """The body rows of a rich table printed by the CLI, split on runs of two or more spaces."""
+    import re
+
+    lines = out.splitlines()
+    rule = next(i for i, line in enumerate(lines) if line.strip().startswith("─"))
+    return [re.split(r" {2,}", line.strip()) for line in lines[rule + 1:] if line.strip()]
+
+
+def test_show_prints_each_event_as_a_table_row(url: str, capsys) -> None:
     assert run(["log", "show", "run-1", "--store", url]) == 0
-    assert capsys.readouterr().out.splitlines() == [
-        "run run-1  seat EMP-QC-001  3 events",
-        "     1  2026-03-02T09:00:00.000000Z  ok      aaaaaaaaaaaa  list_files  {\"offset\":0}",
-        "     2  2026-03-02T09:00:01.000000Z  denied  -             read_file  "
-        "{\"path\":\"hr/pay.xlsx\"}",
-        "     3  2026-03-02T09:00:02.000000Z  ok      -             update_record  "
-        "{\"id\":\"D1\"}  [state change]",
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == "run run-1  seat EMP-QC-001  3 events"
+    assert out.splitlines()[2].split() == ["SEQ", "TIME", "OUTCOME", "RESULT", "TOOL", "ARGUMENTS", "STATE", "CHANGE"]
+    assert _table_rows(out) == [
+        ["1", "2026-03-02T09:00:00.000000Z", "ok", "aaaaaaaaaaaa", "list_files", '{"offset":0}', "-"],
+        ["2", "2026-03-02T09:00:01.000000Z", "denied", "-", "read_file", '{"path":"hr/pay.xlsx"}', "-"],
+        ["3", "2026-03-02T09:00:02.000000Z", "ok", "-", "update_record", '{"id":"D1"}', "yes"],
     ]
+
+
+def test_show_cuts_write_file_bodies_short_unless_full(store_url: str, capsys) -> None:
+    body = "# Memo\n" + "".join(f"line {n}\n" for n in range(400))
+    with Store.open(store_url) as store, EventLog(store, "run-w", SEAT, clock=lambda: START) as log:
+        log.append("write_file", {"path": "out/memo.md", "content": body}, "ok", None, state_change={"path": "out/memo.md"})
+    assert run(["log", "show", "run-w", "--store", store_url]) == 0
+    short = capsys.readouterr().out
+    assert "line 399" not in short and "out/memo.md" in short
+    assert f"[+{len(body) - 60} chars; --full shows all]" in short
+    assert max(len(line) for line in short.splitlines()) < 240
+    assert run(["log", "show", "run-w", "--store", store_url, "--full"]) == 0
+    import re
+
+    # the table folds the body over lines, the STATE CHANGE cell ("yes") beside its first one
+    whole = re.sub(r"\s+", "", capsys.readouterr().out).replace("yes", "")
+    assert re.sub(r"\s+", "", json.dumps(body)) in whole
+    assert run(["log", "show", "run-w", "--store", store_url, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["events"][0]["arguments"]["content"] == body
 
 
 def test_show_json_events_can_be_rehashed(url: str, capsys) -> None:
@@ -131,9 +159,9 @@ def test_verify_json_on_an_intact_log(url: str, capsys) -> None:
 
 def test_list_shows_every_run(url: str, capsys) -> None:
     assert run(["log", "list", "--store", url]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["RUN", "SEAT", "EVENTS", "LAST", "EVENT"]
-    assert sorted(line.split() for line in lines[1:]) == [
+    out = capsys.readouterr().out
+    assert out.splitlines()[1].split() == ["RUN", "SEAT", "EVENTS", "LAST", "EVENT"]
+    assert sorted(_table_rows(out)) == [
         ["run-1", SEAT, "3", "2026-03-02T09:00:02Z"],
         ["run-2", "EMP-HR-001", "0", "-"],
     ]

@@ -43,6 +43,9 @@ def test_run_record_regrade_log_and_report_outputs_match_their_schemas(
     summary = _json(capsys, ["run", "--overlay", str(GOOD), "--agent", "oracle", "--out", str(tmp_path / "runs"),
                              "--store", store, "--json"])
     assert summary["schema_version"] == 1
+    _check(schemas["run-output"], summary)
+    with pytest.raises(jsonschema.ValidationError):
+        _check(schemas["run-output"], {**summary, "criteria": {"C1": "passed"}})
     record_path = Path(summary["record"])
     record = json.loads(record_path.read_text())
     _check(schemas["execution-record"], record)
@@ -70,3 +73,15 @@ def test_verify_output_matches_its_schema(capsys, schemas: dict[str, dict]) -> N
     _check(schemas["verify-output"], report)
     with pytest.raises(jsonschema.ValidationError):
         _check(schemas["verify-output"], {**report, "checks": [{"id": "x"}]})
+
+
+def test_materialize_output_matches_its_schema(capsys, tmp_path: Path, schemas: dict[str, dict]) -> None:
+    from tests.builders import WorldSpec
+
+    world = WorldSpec().write(tmp_path / "world")
+    made = _json(capsys, ["materialize", "--world", str(world), "--rev", "r1", "--date", "2025-07-01", "--seat", "S1",
+                          "--out", str(tmp_path / "p"), "--json"])
+    _check(schemas["materialize-output"], made)
+    assert made["schema_version"] == 1 and made["files"] > 0
+    with pytest.raises(jsonschema.ValidationError):
+        _check(schemas["materialize-output"], {k: v for k, v in made.items() if k != "fingerprint"})

@@ -159,3 +159,26 @@ def test_help(capsys) -> None:
     for option in ("--ledgers", "--json", "--html", "--replicates", "--seed", "--workers",
                    "--no-estimates"):
         assert option in out
+
+
+def test_a_store_is_reported_as_what_it_holds(capsys, store_url: str, tmp_path: Path) -> None:
+    """A store keeps run logs, not execution records: the report says so instead of failing
+    on the file or printing empty tables — by --store, by a store file, by a URL."""
+    from worldkit.store import EventLog, Store
+
+    with Store.open(store_url) as store:
+        for run_id in ("run-a", "run-b"):
+            with EventLog(store, run_id, "EMP-QC-001") as log:
+                log.append("list_files", {"offset": 0}, "ok", "a" * 64)
+    given = [("--store", store_url)]
+    if store_url.startswith("sqlite:///"):
+        given.append((store_url.removeprefix("sqlite:///"),))  # the store file among RUNS_DIR
+    else:
+        given.append((store_url,))  # a URL among RUNS_DIR
+    for args in given:
+        code, out, err = report(capsys, *args)
+        assert (code, out) == (2, ""), err
+        assert "is a worldkit store: it holds the event logs of 2 run(s) (run-a, run-b) but no " \
+               "execution records" in err
+        assert "pass those folders (or the campaign folder) to `worldkit report`" in err
+        assert err.count("\n") == 1 and "Traceback" not in err

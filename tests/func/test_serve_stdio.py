@@ -87,3 +87,16 @@ async def test_one_edited_byte_is_detected_and_named(client: Client, world: Path
         db.execute("UPDATE log_events SET arguments = replace(arguments, 'todo', 'todO') WHERE run_id = ? AND seq = 2", (RUN,))
     assert cli(["log", "verify", RUN, "--store", f"sqlite:///{copy}"]) == 1
     assert "event 2 (read_file) was altered" in capsys.readouterr().err
+
+
+async def test_initialize_names_worldkits_version_and_argument_errors_are_worded(client: Client) -> None:
+    from worldkit import __version__
+
+    assert (client.server_info.name, client.server_info.version) == ("worldkit-seat-S1", __version__)
+    bad = await client.call_tool("read_file", {"path": "Desk/P1/todo.md", "length": 0})
+    text = bad.content[0].text
+    assert bad.is_error and text.startswith(
+        "Error executing tool read_file: invalid arguments: `length` should be greater than or equal to 1 (got 0). "
+        "read_file takes path (string, required)"
+    ), text
+    assert "pydantic" not in text and "\n" not in text

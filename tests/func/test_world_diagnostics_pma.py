@@ -24,7 +24,7 @@ from worldkit.world import load_world
 
 WORLD = "diagnostics_pma"
 TASK_DATE = dt.date(2026, 4, 15)
-TASK_SEATS = {"EMP-RA-001", "EMP-AV-001", "EMP-CLIN-001"}
+TASK_SEATS = {"EMP-RA-001", "EMP-AV-001", "EMP-CLIN-001", "EMP-QA-001"}
 OVERLAYS = find_overlays(WORLD)
 
 
@@ -46,12 +46,12 @@ def test_stats_four_seats_and_150_files_per_task_seat(capsys: pytest.CaptureFixt
     for seat in TASK_SEATS:
         assert info["files_per_seat"][seat] >= 150, seat
     assert info["records"] > 0 and info["messages"] > 0
-    assert info["overlays"] == 3
+    assert info["overlays"] == 4 and info["criteria"] == 24
 
 
-def test_three_tasks_on_three_seats_with_both_routes() -> None:
+def test_four_tasks_on_four_seats_with_both_routes() -> None:
     overlays = [load_overlay(p) for p in OVERLAYS]
-    assert sorted(o.id for o in overlays) == ["analytical-summary", "clinical-performance", "labeling-review"]
+    assert sorted(o.id for o in overlays) == ["analytical-summary", "clinical-performance", "labeling-review", "lot-disposition"]
     assert {o.seat for o in overlays} == TASK_SEATS
     assert all(o.date == TASK_DATE for o in overlays)
     for overlay in overlays:
@@ -81,6 +81,7 @@ def test_permissions_separate_the_seats() -> None:
     assert "D-CSR-V09" in ra  # internal clinical documents are RA's too
     assert "D-IFU-V4" not in av and "D-IFU-V4" not in qa  # the RA drive is RA's
     assert "D-BUDGET" in ra and "D-BUDGET" not in clin  # readable_by one person besides the executives
+    assert "D-LRS-V2" in qa and not {"D-LRS-V2"} & (ra | av | clin)  # the Quality drive is Quality's
 
 
 def test_verify_core_checks_pass(capsys: pytest.CaptureFixture[str]) -> None:

@@ -35,9 +35,13 @@ def test_default_date_and_text_output(capsys: pytest.CaptureFixture[str]) -> Non
     assert run(["world", "stats", "pharmaco_demo"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "pharmaco_demo r2 at 2026-03-02"
-    assert "files per seat:" in out
-    assert any(line.strip().startswith("EMP-QC-001") for line in out)
-    assert out[-1].startswith("overlays: ") or out[-2].startswith("overlays: ")
+    assert "Files per seat" in out and "Counts" in out
+    assert out[out.index("Counts") + 2].split() == ["PEOPLE", "SEATS", "RECORDS", "MESSAGES", "OVERLAYS", "CRITERIA"]
+    counts = [int(cell) for cell in out[out.index("Counts") + 4].split()]
+    assert counts[0] > 0 and counts[1] >= 6 and counts[5] >= counts[4]
+    seat_rows = [line.split() for line in out[out.index("Files per seat"):] if line.strip().startswith("EMP-")]
+    assert ["EMP-QC-001"] == [row[0] for row in seat_rows if row[0] == "EMP-QC-001"] and int(seat_rows[0][1]) >= 775
+    assert all(" DOCX" in " ".join(row) and " PDF" in " ".join(row) for row in seat_rows)  # the FORMATS column: the office mix
 
 
 def test_files_per_seat_grow_with_the_date(capsys: pytest.CaptureFixture[str]) -> None:

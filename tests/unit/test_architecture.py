@@ -26,6 +26,9 @@ def graph() -> grimp.ImportGraph:
     ("a", "b"),
     [
         ("worldkit.store.db", "worldkit.store.revisions"),
+        ("worldkit.infoorg.overlays", "worldkit.infoorg.packets"),
+        ("worldkit.infoorg.overlays", "worldkit.infoorg.packet_info"),
+        ("worldkit.verify.context", "worldkit.verify.tasks"),
         ("worldkit.verify.report", "worldkit.verify.runner"),
     ],
 )
@@ -40,3 +43,25 @@ def test_the_model_layer_imports_no_projection_or_task_code(graph: grimp.ImportG
         assert not chains, f"worldkit.world imports {upper}: {sorted(chains)[:3]}"
 
 
+
+
+# Two-module circles still in the tree (issue 20 names the four it set out to remove, now gone);
+# each is in a package whose owner has not split it yet. A new circle fails the test below.
+KNOWN_CIRCLES = {
+    ("worldkit.overlay.apply", "worldkit.overlay.problems"),
+    ("worldkit.overlay.checks", "worldkit.overlay.claim_checks"),
+    ("worldkit.overlay.checks", "worldkit.overlay.table_checks"),
+    ("worldkit.run.infoorg_agent", "worldkit.run.openai_agent"),
+    ("worldkit.world.cache", "worldkit.world.load"),
+}
+
+
+def test_no_new_two_module_circle(graph: grimp.ImportGraph) -> None:
+    found = set()
+    for module in graph.modules:
+        for other in graph.find_modules_directly_imported_by(module):
+            # a package's __init__ importing its own submodules (which import the package) is not a circle
+            if module < other and not other.startswith(module + ".") and \
+                    module in graph.find_modules_directly_imported_by(other):
+                found.add((module, other))
+    assert found <= KNOWN_CIRCLES, f"new import circles: {sorted(found - KNOWN_CIRCLES)}"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from worldkit._cli.output import echo_json
+from worldkit._cli.output import echo_json, echo_table
 
 campaign_app = typer.Typer(
     help="Campaigns: a designed experiment (tasks × agents × conditions) run once, in parallel, resumably.",
@@ -39,9 +39,9 @@ def plan_command(
         echo_json({**json.loads(plan_bytes(plan)), "digest": plan.digest, "campaign_id": plan.campaign_id})
         return
     typer.echo(f"campaign {plan.campaign_id}: {len(plan.runs)} runs, {plan.design.block_count} block(s), plan sha256 {plan.digest}")
-    typer.echo(f"{'seq':>4} {'block':>5} {'order':>5}  task · agent · condition")
-    for run in plan.runs:
-        typer.echo(f"{run.seq:>4} {run.block:>5} {run.order:>5}  {run.task} · {run.agent} · {run.condition}")
+    echo_table(["SEQ", "BLOCK", "ORDER", "TASK", "AGENT", "CONDITION"],
+               [[str(run.seq), str(run.block), str(run.order), run.task, run.agent, run.condition] for run in plan.runs],
+               right={"SEQ", "BLOCK", "ORDER"})
 
 
 @campaign_app.command("run")

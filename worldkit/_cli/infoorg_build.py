@@ -116,28 +116,27 @@ _COUNT_LABELS = {
 
 
 def render_table(report: BaselineReport) -> str:
-    """The baseline means next to the paper's Table 12 (0-100), then Appendix F's counts."""
+    """The baseline means next to the paper's Table 12 (0-100), then Appendix F's counts (rich tables)."""
+    from worldkit._cli.output import render_table as table
+
     summary = report.summary()
     ours, paper = summary["mean_S"], summary["paper_S"]
     counts, paper_counts = summary["counts"], summary["paper_counts"]
-    lines = [
-        f"{report.family}: mean Structure Score of the text-only baselines over "
-        f"{len(report.tasks)} tasks (0-100, λ = {report.economy_lambda:g})",
-        f"{'baseline':<14}{'worldkit':>9}{'paper':>8}{'diff':>7}",
-    ]
+    means = []
     for name, label in _LABELS.items():
         mine = ours[name]  # type: ignore[index]
         theirs = paper.get(name)  # type: ignore[union-attr]
-        shown = f"{theirs:.1f}" if theirs is not None else "-"
-        diff = f"{mine - theirs:+.1f}" if theirs is not None else "-"
-        lines.append(f"{label:<14}{mine:>9.1f}{shown:>8}{diff:>7}")
-    lines += ["", f"{'Appendix F':<36}{'worldkit':>9}{'paper':>8}"]
+        means.append([label, f"{mine:.1f}", "-" if theirs is None else f"{theirs:.1f}",
+                      "-" if theirs is None else f"{mine - theirs:+.1f}"])
+    tallies = []
     for key, label in _COUNT_LABELS.items():
-        mine = counts[key]  # type: ignore[index]
         theirs = paper_counts.get(key)  # type: ignore[union-attr]
-        shown = "-" if theirs is None else f"{theirs:g}"
-        lines.append(f"{label:<36}{mine:>9g}{shown:>8}")
-    return "\n".join(lines)
+        tallies.append([label, f"{counts[key]:g}", "-" if theirs is None else f"{theirs:g}"])  # type: ignore[index]
+    title = (f"{report.family}: mean Structure Score of the text-only baselines over {len(report.tasks)} tasks "
+             f"(0-100, λ = {report.economy_lambda:g})")
+    numbers = {"worldkit", "paper", "diff"}
+    return (title + "\n" + table(["baseline", "worldkit", "paper", "diff"], means, right=numbers)
+            + table(["Appendix F", "worldkit", "paper"], tallies, right=numbers))
 
 
 def _default_manifest(family: str, write: bool) -> Path:
@@ -231,7 +230,7 @@ def baselines(
     if as_json:
         echo_json({**report.summary(), "per_task": rows})
         return
-    typer.echo(render_table(report))
+    typer.echo(render_table(report), nl=False)
 
 
 def register(app: typer.Typer) -> None:

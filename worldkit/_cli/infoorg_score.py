@@ -8,63 +8,17 @@ exits: 0 for a valid output, 1 when the output is invalid (S = 0; the problems a
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
 from worldkit._cli.infoorg_group import infoorg_app
-from worldkit.errors import CheckFailed, UsageError
-
-if TYPE_CHECKING:
-    from worldkit.infoorg.scoring import StructureScore
+from worldkit._cli.score_trees import render_table, report_score
+from worldkit.errors import UsageError
 
 # The scorer is imported inside each command: importing this module costs only typer, and the
 # commands load the scoring modules alone (no store, SQLAlchemy, overlays or scikit-learn).
 
-
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{100 * value:.2f}"
-
-
-def render_table(score: StructureScore) -> str:
-    """The human-readable report (scores on the 0–100 scale)."""
-    lines = [f"{'valid':<14}{'yes' if score.valid else 'no'}", f"{'records':<14}{score.n_records}"]
-    if not score.valid:
-        lines.append(f"{'S':<14}0.00")
-        lines += ["problems:"] + [f"  - {problem}" for problem in score.problems]
-        return "\n".join(lines) + "\n"
-    lines += [
-        f"{'S':<14}{_pct(score.S)}",
-        f"{'F1_bal':<14}{_pct(score.f1_bal)}  "
-        f"(recall {_pct(score.recall_bal)}, precision {_pct(score.precision_bal)})",
-        f"{'E':<14}{_pct(score.E)}  (penalty {_pct(score.penalty)})",
-        f"{'triplet F1':<14}{_pct(score.triplet_f1)}",
-        f"{'category':<14}{score.category}",
-        f"{'clade F1':<14}{_pct(score.clade_f1)}",
-        f"{'exact':<14}{'yes' if score.exact else 'no'}",
-        "",
-        f"{'level':<7}{'g':>9}{'o':>9}{'m':>9}{'agreed':>9}{'conflict':>9}{'unres':>9}",
-    ]
-    for depth, c in score.levels.items():
-        name = {0: "parent", 1: "leaf"}.get(depth, str(depth))
-        lines.append(
-            f"{name:<7}{c.g:>9}{c.o:>9}{c.m:>9}{c.agreed:>9}{c.conflicting:>9}{c.unresolved:>9}"
-        )
-    lines.append(f"unsupported refinement: {score.unsupported_refinement} triples")
-    return "\n".join(lines) + "\n"
-
-
-def _report(score: StructureScore, as_json: bool, what: str) -> None:
-    if as_json:
-        from worldkit._cli.output import echo_json
-
-        echo_json(score.model_dump(mode="json"))
-    else:
-        typer.echo(render_table(score), nl=False)
-    if not score.valid:
-        more = len(score.problems) - 1
-        extra = f" (and {more} more problem{'s' * (more > 1)})" if more > 0 else ""
-        raise CheckFailed(f"{what} is not a valid output, so S = 0: {score.problems[0]}{extra}")
+__all__ = ["register", "render_table", "score_command", "score_trees_command"]
 
 
 def _existing_dir(path: Path, option: str) -> Path:
@@ -93,7 +47,7 @@ def score_command(
     score = score_workspace(
         _existing_dir(packet, "--packet"), _existing_dir(workspace, "--workspace"), economy_lambda
     )
-    _report(score, as_json, f"workspace {workspace}")
+    report_score(score, as_json, f"workspace {workspace}")
 
 
 def score_trees_command(
@@ -110,15 +64,9 @@ def score_trees_command(
     Exits 1 when the output is invalid (S = 0), 3 when a file is malformed (including a
     record id given twice).
     """
-    from worldkit.infoorg.scoring import score_trees
-    from worldkit.infoorg.tree import InvalidHierarchy, load_tree_file
+    from worldkit._cli.score_trees import score_trees_files
 
-    ref_paths, out_paths = load_tree_file(reference), load_tree_file(output)
-    try:
-        score = score_trees(ref_paths, out_paths, economy_lambda)
-    except InvalidHierarchy as error:
-        raise InvalidHierarchy(f"{reference}: {error.message}") from error
-    _report(score, as_json, str(output))
+    score_trees_files(reference, output, as_json, economy_lambda)
 
 
 def register(app: typer.Typer) -> None:  # noqa: ARG001 - commands live on the infoorg group

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from worldkit._cli.output import echo_json
+from worldkit._cli.output import echo_json, echo_table
 from worldkit.canon import canonical_json
 from worldkit.errors import LogTampered, UsageError
 
@@ -19,6 +19,10 @@ STORE_HELP = (
     "else .worldkit/store.db here."
 )
 RUN_HELP = "Run id (see `worldkit log list`)."
+SHORT_LIMIT = 120
+"""Longest string argument `log show` prints whole without --full."""
+SHORT_KEEP = 60
+"""Characters of a longer string kept, followed by how many were cut."""
 
 log_app = typer.Typer(
     help="Inspect and check the hash-chained event logs of runs.",
@@ -34,7 +38,11 @@ def register(app: typer.Typer) -> None:
 def show(
     run_id: str = typer.Argument(..., metavar="RUN", help=RUN_HELP),
     store: str | None = typer.Option(None, "--store", help=STORE_HELP),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    full: bool = typer.Option(
+        False, "--full", help=f"Print every argument whole (by default strings over {SHORT_LIMIT} characters, "
+        "such as write_file bodies, are cut short)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object (always whole)."),
 ) -> None:
     """Print a run's events in order (as stored; `log verify` checks them)."""
     from worldkit.store import Store, get_run, read_events
@@ -47,13 +55,23 @@ def show(
                 {
                     "run_id": run_id,
                     "seat": head.seat,
+                    "meta": head.meta,
                     "events": [event.model_dump(mode="json") for event in events],
                 }
             )
             return
         typer.echo(f"run {run_id}  seat {head.seat}  {head.seq} events")
-        for event in events:
-            typer.echo(_event_line(event))
+        if head.meta:
+            typer.echo(f"meta {canonical_json(head.meta).strip()}")
+            if head.meta.get("trusted_staged"):
+                typer.echo("TRUSTED STAGED: the server served a folder that is not a frozen one (--trust-staged)")
+        if events:
+            echo_table(
+                ["SEQ", "TIME", "OUTCOME", "RESULT", "TOOL", "ARGUMENTS", "STATE CHANGE"],
+                [_event_row(event, full=full) for event in events],
+                right={"SEQ"},
+                wrap={"ARGUMENTS"},
+            )
 
 
 @log_app.command("verify")
@@ -147,33 +165,40 @@ def list_(
     if not runs:
         typer.echo("no runs")
         return
-    rows = [("RUN", "SEAT", "EVENTS", "LAST EVENT")] + [
-        (
-            run.run_id,
-            run.seat,
-            str(run.events),
-            run.last_time.strftime("%Y-%m-%dT%H:%M:%SZ") if run.last_time else "-",
-        )
-        for run in runs
-    ]
-    widths = [max(len(row[column]) for row in rows) for column in range(3)]
-    for row in rows:
-        typer.echo(
-            f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]:>{widths[2]}}  {row[3]}"
-        )
+    echo_table(
+        ["RUN", "SEAT", "EVENTS", "LAST EVENT"],
+        [
+            [
+                run.run_id,
+                run.seat,
+                str(run.events),
+                run.last_time.strftime("%Y-%m-%dT%H:%M:%SZ") if run.last_time else "-",
+            ]
+            for run in runs
+        ],
+        right={"EVENTS"},
+    )
 
 
-def _event_line(event: Event) -> str:
-    result = event.result_digest[:12] if event.result_digest else "-"
-    parts: list[Any] = [
-        f"{event.seq:>6}",
+def shorten(value: Any) -> Any:
+    """`value` with every string longer than SHORT_LIMIT cut to SHORT_KEEP characters and a count of the rest."""
+    if isinstance(value, str) and len(value) > SHORT_LIMIT:
+        return f"{value[:SHORT_KEEP]}… [+{len(value) - SHORT_KEEP} chars; --full shows all]"
+    if isinstance(value, dict):
+        return {key: shorten(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [shorten(item) for item in value]
+    return value
+
+
+def _event_row(event: Event, *, full: bool) -> list[str]:
+    arguments = event.arguments if full else shorten(event.arguments)
+    return [
+        str(event.seq),
         event.time.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
-        f"{event.outcome:<6}",
-        f"{result:<12}",
+        event.outcome,
+        event.result_digest[:12] if event.result_digest else "-",
         event.tool,
-        canonical_json(event.arguments).rstrip("\n"),
+        canonical_json(arguments).rstrip("\n"),
+        "yes" if event.state_change is not None else "-",
     ]
-    if event.state_change is not None:
-        parts.append("[state change]")
-    return "  ".join(parts)
-

@@ -185,6 +185,25 @@ def run(argv: list[str] | None = None) -> int:
     if args[:1] == ["--version"]:
         sys.stdout.write(f"worldkit {__version__}\n")  # eager, as the typer option: no command runs
         return 0
+    if args[:2] == ["infoorg", "score-trees"]:  # the scorer alone, without building the CLI
+        from worldkit._cli.output import reset_json_printed
+        from worldkit._cli.score_trees import score_trees_fast, score_trees_files
+
+        parsed = score_trees_fast(args[2:])
+        if parsed is not None:
+            reset_json_printed()
+            try:
+                score_trees_files(*parsed)
+            except WorldkitError as error:
+                if debug:
+                    raise
+                return _fail(error.message, int(error.exit_code), "--json" in args)
+            except Exception as error:  # a bug, not bad input: as below
+                if debug:
+                    raise
+                return _fail(f"internal error: {type(error).__name__}: {error} (rerun with --debug for the traceback)",
+                             int(ExitCode.INTERNAL), "--json" in args)  # fmt: skip
+            return 0
     import click
     import typer
 

@@ -8,8 +8,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import typer
-
 
 OUTPUT_SCHEMA_VERSION = 1
 """`schema_version` of every JSON object a command prints that has no version of its own (the report has)."""
@@ -37,7 +35,9 @@ def json_printed() -> bool:
 
 def echo_json(value: Any) -> None:
     """Print one JSON object on stdout (sorted keys, so output is stable), carrying `schema_version`."""
-    typer.echo(json.dumps(versioned(value), sort_keys=True, indent=2, ensure_ascii=False))
+    # Written directly (as typer.echo would), so printing JSON does not import the CLI toolkit.
+    sys.stdout.write(json.dumps(versioned(value), sort_keys=True, indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
     _printed["json"] = True
 
 
@@ -64,3 +64,46 @@ def progress_bar(title: str, *, enabled: bool = True) -> Iterator[Callable[[str,
             bar.update(task, description=label, completed=done, total=total or None)
 
         yield tick
+
+
+TABLE_WIDTH = 240
+"""Width tables are laid out in (as `worldkit report` does): fixed, so output is the same on every terminal."""
+
+
+def render_table(
+    header: list[str],
+    rows: list[list[str]],
+    *,
+    title: str | None = None,
+    right: frozenset[str] | set[str] = frozenset(),
+    wrap: frozenset[str] | set[str] = frozenset(),
+) -> str:
+    """A rich table as plain text, in the style of `worldkit report` (no colour, trailing spaces stripped).
+
+    Columns named in `right` are right-aligned (counts, scores); columns in `wrap` fold long
+    values over several lines instead of widening the table; every other column stays on one line.
+    """
+    import io
+
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    out = io.StringIO()
+    console = Console(file=out, width=TABLE_WIDTH, color_system=None, force_terminal=False,
+                      highlight=False, emoji=False, markup=False)
+    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", highlight=False)
+    for name in header:
+        folds = name in wrap
+        table.add_column(name, justify="right" if name in right else "left", no_wrap=not folds,
+                         overflow="fold" if folds else "ellipsis")
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
+    return "\n".join(line.rstrip() for line in out.getvalue().splitlines()) + "\n"
+
+
+def echo_table(header: list[str], rows: list[list[str]], **options: Any) -> None:
+    """Print `render_table(header, rows, **options)` on stdout."""
+    sys.stdout.write(render_table(header, rows, **options))
+    sys.stdout.flush()

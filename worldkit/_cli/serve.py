@@ -112,7 +112,7 @@ def serve_command(
             # A run folder's anchor lives in the folder, where `worldkit grade DIR` checks the log against it.
             anchor_file = anchor or default_anchor(run, run_folder if run_folder is not None else out)
             # Write-ahead: each call's event is committed before its result is sent back.
-            with open_run(opened, run, staged.config.seat, anchor=anchor_file) as log:
+            with open_run(opened, run, staged.config.seat, anchor=anchor_file, staged=staged) as log:  # type: ignore[arg-type]
                 server = build_seat_server(staged.projection, staged.config, workspace=staged.workspace, event_log=log)
                 config = staged.config
                 tools = [tool.name for tool in anyio.run(server.list_tools)]

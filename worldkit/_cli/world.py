@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from worldkit._cli.output import echo_json
+from worldkit._cli.output import echo_json, echo_table
 
 world_app = typer.Typer(help="Inspect and load world packages.", no_args_is_help=True)
 
@@ -25,15 +25,14 @@ def show(
     if as_json:
         echo_json(info)
         return
-    typer.echo(f"{info['world']} — {info['company']}")
-    typer.echo("revisions:")
-    for r in info["revisions"]:
-        typer.echo(f"  {r['name']:<6} {r['digest']}" + (f"  (parent {r['parent']})" if r["parent"] else ""))
-    typer.echo("seats:")
-    for s in info["seats"]:
-        typer.echo(f"  {s['id']:<14} {s['person']:<12} {s['name']}  [{', '.join(s['roles'])}]")
-    typer.echo(f"dates: {info['dates']['first']} … {info['dates']['last']}")
-    typer.echo("counts: " + ", ".join(f"{k} {v}" for k, v in info["counts"].items()))
+    typer.echo(f"{info['world']} — {info['company']}, history {info['dates']['first']} … {info['dates']['last']}")
+    echo_table(["REVISION", "DIGEST", "PARENT"],
+               [[r["name"], r["digest"], r["parent"] or "-"] for r in info["revisions"]], title="Revisions")
+    echo_table(["SEAT", "PERSON", "NAME", "ROLES"],
+               [[s["id"], s["person"], s["name"], ", ".join(s["roles"])] for s in info["seats"]], title="Seats")
+    counts = info["counts"]
+    echo_table([name.upper() for name in counts], [[str(value) for value in counts.values()]],
+               title=f"Counts ({info['rev']})" if info.get("rev") else "Counts", right={name.upper() for name in counts})
 
 
 @world_app.command("load")
@@ -53,8 +52,8 @@ def load(
     if as_json:
         echo_json({"world": package.id, "revisions": stored})
         return
-    for r in stored:
-        typer.echo(f"{package.id} {r['name']} {r['digest']} {r['status']}")
+    echo_table(["REVISION", "DIGEST", "STATUS"], [[r["name"], r["digest"], r["status"]] for r in stored],
+               title=f"{package.id}: revisions in the store")
 
 
 @world_app.command("stats")
@@ -78,17 +77,19 @@ def stats(
         echo_json(info)
         return
     typer.echo(f"{info['world']} {info['rev']} at {info['date']}")
-    typer.echo(f"people:   {info['people']}")
-    typer.echo(f"seats:    {len(info['seats'])}")
-    typer.echo("files per seat:")
-    for seat, count in info["files_per_seat"].items():
-        mix = ", ".join(f"{n} {kind}" for kind, n in sorted(info["formats_per_seat"][seat].items(), key=lambda x: (-x[1], x[0])))
-        typer.echo(f"  {seat:<14} {count}  ({mix})")
-    typer.echo(f"records:  {info['records']}")
-    typer.echo(f"messages: {info['messages']}")
-    typer.echo(f"overlays: {info['overlays']} ({info['criteria']} criteria)")
+    totals = {"PEOPLE": info["people"], "SEATS": len(info["seats"]), "RECORDS": info["records"],
+              "MESSAGES": info["messages"], "OVERLAYS": info["overlays"], "CRITERIA": info["criteria"]}
+    echo_table(list(totals), [[str(value) for value in totals.values()]], title="Counts", right=set(totals))
+    formats = info.get("formats_per_seat") or {}  # the office mix per seat, where the stats have it
+
+    def mix(seat: str) -> str:
+        kinds = sorted((formats.get(seat) or {}).items(), key=lambda item: (-item[1], item[0]))
+        return ", ".join(f"{n} {kind}" for kind, n in kinds) or "-"
+
+    echo_table(["SEAT", "FILES", "FORMATS"], [[seat, str(count), mix(seat)] for seat, count in info["files_per_seat"].items()],
+               title="Files per seat", right={"FILES"})
     for path, problem in info["overlay_errors"].items():
-        typer.echo(f"  not loaded: {path}: {problem}")
+        typer.echo(f"overlay not loaded: {path}: {problem}")
 
 
 @world_app.command("new")

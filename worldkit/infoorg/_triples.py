@@ -53,12 +53,15 @@ def count_levels(reference: IndexedTree, output: IndexedTree) -> dict[int, RawLe
     Both trees must list the same records in the same order (see `index_tree`).
     """
     width = output.node_count
+    if len(reference.record_nodes) != len(output.record_nodes):
+        raise ValueError("the two trees list different numbers of records")
+    # Records on the same pair of folder chains add the same cells: count each pair once, weighted.
     joint: Counter[int] = Counter()
-    for ref_chain, out_chain in zip(reference.record_nodes, output.record_nodes, strict=True):
+    for (ref_chain, out_chain), weight in Counter(zip(reference.record_nodes, output.record_nodes)).items():
         for p in ref_chain:
             base = p * width
             for w in out_chain:
-                joint[base + w] += 1
+                joint[base + w] += weight
 
     ref_parent, ref_depth = reference.parent, reference.depth
     out_parent = output.parent

@@ -36,7 +36,7 @@ from worldkit.canon import canonical_bytes, pretty_json, sha256_file
 from worldkit.errors import CheckFailed, InvalidOverlay, OutputExists, UsageError
 from worldkit.infoorg.check import REFERENCE_PATH, StructureScoreCheck, register
 from worldkit.infoorg.instructions import render_criterion, render_tool_instruction
-from worldkit.infoorg.packets import PacketInfo, check_packet_dir
+from worldkit.infoorg.packet_info import PacketInfo, check_packet_dir
 from worldkit.infoorg.scoring import StructureScore, score_workspace
 from worldkit.infoorg.sources.records import Family
 from worldkit.infoorg.validity import check_workspace

@@ -21,13 +21,23 @@ import random
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, StringConstraints
+from pydantic import BaseModel, ConfigDict
 
-from worldkit.canon import canonical_bytes, sha256_bytes, sha256_json
+from worldkit.canon import canonical_bytes, sha256_bytes
 from worldkit.errors import ManifestMismatch, OutputExists
 from worldkit.infoorg.instructions import render_request
+from worldkit.infoorg.overlays import WorldBinding, bind_world, make_overlay, write_overlay
+from worldkit.infoorg.packet_info import (  # packet.json and digests, re-exported here
+    SCHEMA_VERSION,
+    PacketInfo,
+    Sha256,
+    check_packet_dir,
+    files_digest,
+    read_packet_info,
+    tree_digest,
+)
 from worldkit.infoorg.reference import Reference, ReferenceRecord, load_reference
 from worldkit.infoorg.sources import (
     Family,
@@ -37,37 +47,8 @@ from worldkit.infoorg.sources import (
     select_tasks,
 )
 
-if TYPE_CHECKING:
-    from worldkit.infoorg.overlays import WorldBinding
-
-SCHEMA_VERSION = 1
 DEFAULT_SEED = 0
 RECORD_ID_PREFIX = "F"
-
-Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
-"""Lowercase hex SHA-256."""
-
-
-class PacketInfo(BaseModel):
-    """`packet.json`: identity, size and digests of one packet."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    schema_version: Literal[1] = SCHEMA_VERSION
-    """Version of this file's format."""
-    task_id: str
-    """Task identifier, `<family>-NNN`."""
-    family: Family
-    """Task family."""
-    seed: int
-    """Build seed (record shuffling; Design selection)."""
-    record_count: int
-    """Number of records in the inbox."""
-    candidate_digest: Sha256
-    """SHA-256 of the canonical {relative path: file sha256} map of `candidate/`."""
-    verifier_digest: Sha256
-    """SHA-256 of the canonical {relative path: file sha256} map of `verifier/`."""
-
 
 class Packet(BaseModel):
     """A built packet held in memory: every file's bytes plus its `packet.json`."""
@@ -91,11 +72,6 @@ class Packet(BaseModel):
 
     def packet_json(self) -> bytes:
         return canonical_bytes(self.info.model_dump(mode="json"))
-
-
-def files_digest(files: dict[str, bytes]) -> str:
-    """SHA-256 of the canonical map relative path -> SHA-256 of the file bytes."""
-    return sha256_json({path: sha256_bytes(data) for path, data in sorted(files.items())})
 
 
 def record_id(index: int) -> str:
@@ -182,9 +158,6 @@ def write_packets(
         for child in sorted(out.iterdir()):
             shutil.rmtree(child)
     if with_overlays:
-        # overlays imports this module (PacketInfo, check_packet_dir), hence the late import.
-        from worldkit.infoorg.overlays import bind_world, make_overlay, write_overlay
-
         pinned = binding or (bind_world() if packets else None)
     for index, packet in enumerate(packets, start=1):
         root = out / packet.task_id
@@ -202,37 +175,9 @@ def write_packets(
             progress("write", index, len(packets))
 
 
-def read_packet_info(packet_dir: Path) -> PacketInfo:
-    """Load `packet.json` from a packet folder."""
-    return PacketInfo.model_validate_json((packet_dir / "packet.json").read_bytes())
-
-
 def read_reference(packet_dir: Path) -> Reference:
     """Load `verifier/reference.json` from a packet folder (errors name the file and record)."""
     return load_reference(packet_dir)
-
-
-def tree_digest(folder: Path) -> str:
-    """`files_digest` of every file under `folder`, for checking a packet on disk."""
-    files = {
-        path.relative_to(folder).as_posix(): path.read_bytes()
-        for path in sorted(folder.rglob("*"))
-        if path.is_file()
-    }
-    return files_digest(files)
-
-
-def check_packet_dir(packet_dir: Path) -> PacketInfo:
-    """Recompute a packet's digests on disk; raise `ManifestMismatch` if a file changed."""
-    info = read_packet_info(packet_dir)
-    for side, expected in (("candidate", info.candidate_digest), ("verifier", info.verifier_digest)):
-        actual = tree_digest(packet_dir / side)
-        if actual != expected:
-            raise ManifestMismatch(
-                f"{packet_dir / side}: digest {actual[:12]}… differs from packet.json "
-                f"({expected[:12]}…); a file was changed, added or removed — rebuild the packet"
-            )
-    return info
 
 
 class ManifestRecord(BaseModel):

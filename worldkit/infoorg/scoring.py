@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from operator import itemgetter
 from pathlib import Path
 from typing import Literal
 
@@ -19,7 +20,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from worldkit.errors import UsageError
 from worldkit.infoorg._triples import count_levels
-from worldkit.infoorg.reference import load_reference
 from worldkit.infoorg.tree import (
     IndexedTree,
     InvalidHierarchy,
@@ -28,7 +28,6 @@ from worldkit.infoorg.tree import (
     index_tree,
     strip_wrapper,
 )
-from worldkit.infoorg.validity import check_workspace
 
 __all__ = [
     "ECONOMY_LAMBDA",
@@ -204,8 +203,8 @@ def _folder_children(tree: IndexedTree) -> list[int]:
     children = [0] * tree.node_count
     for node in range(1, tree.node_count):
         children[tree.parent[node]] += 1
-    for chain in tree.record_nodes:
-        children[chain[-1]] += 1
+    for node, records in Counter(map(itemgetter(-1), tree.record_nodes)).items():
+        children[node] += records
     return children
 
 
@@ -217,10 +216,17 @@ def _economy(ref: IndexedTree, out: IndexedTree, economy_lambda: float) -> float
 
 def _node_sets(tree: IndexedTree) -> Counter[frozenset[int]]:
     """Multiset of every folder's record set (records numbered by position)."""
-    members: list[list[int]] = [[] for _ in range(tree.node_count)]
+    by_chain: dict[tuple[int, ...], list[int]] = {}
     for index, chain in enumerate(tree.record_nodes):
+        found = by_chain.get(chain)
+        if found is None:
+            by_chain[chain] = [index]
+        else:
+            found.append(index)
+    members: list[list[int]] = [[] for _ in range(tree.node_count)]
+    for chain, indices in by_chain.items():  # records in one folder share its whole chain
         for node in chain:
-            members[node].append(index)
+            members[node].extend(indices)
     return Counter(frozenset(m) for m in members)
 
 
@@ -324,6 +330,11 @@ def score_workspace(
     equal to the reference hash, no other file, every folder name allowed. Records left in
     `inbox/` have the path `["inbox"]`. An invalid workspace gets S = 0 and the list of problems.
     """
+    # Imported here: scoring two trees (`score-trees`) needs neither the packet reference's
+    # models nor the workspace scan.
+    from worldkit.infoorg.reference import load_reference
+    from worldkit.infoorg.validity import check_workspace
+
     reference = load_reference(Path(packet_dir))
     paths = reference.paths()
     ref = _reference_paths(paths)

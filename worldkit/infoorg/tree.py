@@ -95,10 +95,16 @@ def index_tree(paths: Mapping[str, Sequence[str]], records: Sequence[str]) -> In
     parent = [-1]
     depth = [0]
     record_nodes = []
+    chains: dict[tuple[str, ...], tuple[int, ...]] = {}  # records in one folder share its chain
     for record in records:
+        path = tuple(paths[record])
+        known = chains.get(path)
+        if known is not None:
+            record_nodes.append(known)
+            continue
         node = 0
         chain = [0]
-        for name in paths[record]:
+        for name in path:
             child = children.get((node, name))
             if child is None:
                 child = children[(node, name)] = len(parent)
@@ -106,7 +112,7 @@ def index_tree(paths: Mapping[str, Sequence[str]], records: Sequence[str]) -> In
                 depth.append(len(chain))
             node = child
             chain.append(node)
-        record_nodes.append(tuple(chain))
+        record_nodes.append(chains.setdefault(path, tuple(chain)))
     return IndexedTree(tuple(records), tuple(record_nodes), tuple(parent), tuple(depth))
 
 

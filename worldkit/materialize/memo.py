@@ -8,8 +8,9 @@ run, or the oracle and noop runs of one task, materialize the same projection ag
 renders each such file once.
 
 Bounded by bytes (least recently used out first), so memory does not grow with the size of the
-world; `fresh_renders()` turns it off for a block — the reproducibility checks use it so that each
-repeat really renders again.
+world; `fresh_renders()` turns it off for a block, and `new_memo()` gives a block its own empty
+memo — the reproducibility checks use these so that each repeat really renders again (once per
+source and repeat, with `new_memo()`: a repeat of several seats renders each shared file anew, once).
 """
 
 from __future__ import annotations
@@ -62,19 +63,35 @@ class RenderMemo:
 
 
 _MEMO = RenderMemo()
-_DISABLED = [0]
+_STACK: list[RenderMemo | None] = [_MEMO]
+"""The memo in force is the last one; None: render every file anew."""
 
 
 def current_memo() -> RenderMemo | None:
-    """The process's memo, or None inside `fresh_renders()`."""
-    return None if _DISABLED[0] else _MEMO
+    """The memo in force: the process's, a `new_memo()` block's, or None inside `fresh_renders()`."""
+    return _STACK[-1]
+
+
+@contextmanager
+def _pushed(memo: RenderMemo | None) -> Iterator[RenderMemo | None]:
+    _STACK.append(memo)
+    try:
+        yield memo
+    finally:
+        _STACK.pop()
 
 
 @contextmanager
 def fresh_renders() -> Iterator[None]:
     """Within the block, every planned file is rendered anew (nothing read from or added to the memo)."""
-    _DISABLED[0] += 1
-    try:
+    with _pushed(None):
         yield
-    finally:
-        _DISABLED[0] -= 1
+
+
+@contextmanager
+def new_memo(budget: int = BUDGET) -> Iterator[RenderMemo]:
+    """Within the block, a memo of its own, empty at the start: every source renders anew, once, and
+    nothing rendered before or elsewhere is read (the process's memo is neither read nor filled)."""
+    with _pushed(RenderMemo(budget)) as memo:
+        assert memo is not None
+        yield memo

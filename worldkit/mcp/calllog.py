@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from worldkit.canon import sha256_json
+from worldkit.mcp.confine import bounded_arguments
 from worldkit.store.eventlog import EventSink
 
 __all__ = ["CALL_NOTE", "CallLogMiddleware", "loggable", "result_digest"]
@@ -61,7 +62,8 @@ class CallLogMiddleware:
             result = await call_next(ctx)
         except Exception as error:
             if not note.get("logged"):
-                self._append(tool, arguments, "error", None, {"reason": type(error).__name__})
+                self._append(tool, bounded_arguments(loggable(note.get("arguments", arguments))), "error", None,
+                             {"reason": type(error).__name__})  # fmt: skip
             raise
         finally:
             CALL_NOTE.reset(token)
@@ -79,8 +81,10 @@ class CallLogMiddleware:
             detail = {"reason": " ".join(texts)[:500]}
         body = dumped.get("structuredContent", dumped.get("content")) if isinstance(dumped, dict) else dumped
         state_change = note.get("state_change") if outcome == "ok" else None
-        if outcome != "ok" and "arguments" in note:  # the server's bounded form of a refused call's arguments
-            arguments = loggable(note["arguments"])
+        if outcome != "ok":
+            # A refused call's arguments are logged bounded (a long string as its size and digest),
+            # whether the tool refused them or the SDK's argument validation did before any tool ran.
+            arguments = bounded_arguments(loggable(note.get("arguments", arguments)))
         # Durable before the result is returned: the client never sees an unlogged answer.
         self._append(
             tool,

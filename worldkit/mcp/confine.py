@@ -32,6 +32,7 @@ __all__ = [
     "check_id",
     "check_path",
     "open_confined",
+    "leftover_temp_files",
     "settle_temp_files",
     "stage_confined",
     "sweep_temp_files",
@@ -348,6 +349,21 @@ def _remove_created(root: Path, created: list[str]) -> None:
 
 
 _TEMP = re.compile(r"\.wk-tmp-(\d+)-[0-9a-f]{16}")
+
+
+def leftover_temp_files(root: Path) -> list[str]:
+    """The temp files of writes whose process died (relative paths), left where they are.
+
+    A grader reads a workspace as the log left it: one of these is a write killed between its
+    temp file and its rename, which only the run's log can settle (`worldkit log recover`)."""
+    found: list[str] = []
+    for folder, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(folder, d))]
+        for name in filenames:
+            match = _TEMP.fullmatch(name)
+            if match is not None and not _alive(int(match.group(1))):
+                found.append(os.path.relpath(os.path.join(folder, name), root).replace(os.sep, "/"))
+    return sorted(found)
 
 
 def sweep_temp_files(root: Path) -> list[str]:

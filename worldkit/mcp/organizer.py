@@ -15,11 +15,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
-from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
+from worldkit.mcp.base import WorldkitMCPServer
 from worldkit.mcp.calllog import CALL_NOTE, CallLogMiddleware, result_digest
 from worldkit.store.eventlog import EventSink
 from worldkit.infoorg.instructions import server_instructions
@@ -143,7 +143,7 @@ def build_organizer_server(
     event_log: EventSink | None = None,
     inventory: Mapping[str, str] | None = None,
     request: str | None = None,
-) -> MCPServer:
+) -> WorldkitMCPServer:
     """An MCP server over the records in `workspace` (see `Organizer` for `inventory`).
 
     Recovers an interrupted move on start. `event_log`, when given, receives every tool call,
@@ -156,7 +156,7 @@ def build_organizer_server(
         inventory=inventory,
         move_log=EventMoveLog(event_log) if event_log is not None else None,
     )
-    server = MCPServer(
+    server = WorldkitMCPServer(
         "worldkit-organizer",
         instructions=server_instructions(request),
         log_level="WARNING",

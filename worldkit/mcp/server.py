@@ -18,7 +18,6 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
@@ -37,6 +36,7 @@ from worldkit.mcp.results import (
     UpdateResult,
     WriteResult,
 )
+from worldkit.mcp.base import WorldkitMCPServer
 from worldkit.mcp.calllog import CALL_NOTE, CallLogMiddleware
 from worldkit.mcp.confine import bounded_arguments
 from worldkit.mcp.seat import REFUSALS, SeatView
@@ -153,14 +153,14 @@ def build_seat_server(
     workspace: Path | None = None,
     event_log: EventSink | None = None,
     state: SeatState | None = None,
-) -> MCPServer:
+) -> WorldkitMCPServer:
     """An MCP server acting as `config.seat` over the materialized `projection`.
 
     `workspace` (a folder) makes `write_file` possible where `config` permits it; `state` lets a
     caller supply (and later inspect) the run's mutable state; `event_log` receives every call.
     """
     view = SeatView(projection, config, workspace=workspace, state=state, write_ahead=_write_ahead)
-    return MCPServer(
+    return WorldkitMCPServer(
         f"worldkit-seat-{view.seat}",
         instructions=INSTRUCTIONS.format(seat=view.seat, person=view.person, date=view.date),
         log_level="WARNING",

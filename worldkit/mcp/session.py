@@ -24,7 +24,7 @@ from worldkit.mcp.seat import default_tool_config
 from worldkit.overlay.toolconfig import ToolConfig
 from worldkit.store import ANCHOR_FILENAME, EventLog, Store
 
-__all__ = ["StagedSeat", "default_anchor", "new_run_id", "open_run", "stage_seat"]
+__all__ = ["StagedSeat", "default_anchor", "new_run_id", "open_run", "run_meta", "stage_seat"]
 
 
 @dataclass
@@ -171,13 +171,36 @@ def new_run_id(seat: str) -> str:
     return f"{seat}-{stamp}-{uuid.uuid4().hex[:8]}"
 
 
-def open_run(store: Store, run_id: str, seat: str, *, anchor: Path | None = None) -> EventLog:
+def open_run(
+    store: Store, run_id: str, seat: str, *, anchor: Path | None = None, staged: StagedSeat | None = None
+) -> EventLog:
     """A new run's event log, claimed for this server alone; `anchor` receives the log's head.
 
     The run id is claimed atomically (the store's unique key): a run id that exists — another
-    server using it now, or an earlier run — is refused with `RunIdTaken` (exit 2).
+    server using it now, or an earlier run — is refused with `RunIdTaken` (exit 2). The run's
+    metadata records what was served (`run_meta`): whether it was a frozen package or one served
+    only because of `--trust-staged`.
     """
-    return EventLog(store, run_id, seat, claim=True, anchor=anchor)
+    return EventLog(store, run_id, seat, claim=True, anchor=anchor, meta=run_meta(staged) if staged else None)
+
+
+def run_meta(staged: StagedSeat) -> dict[str, Any]:
+    """The run metadata of a served folder: `trusted_staged` and the frozen check's verdict."""
+    return staged_meta("worldkit.seat", staged.frozen_check, trusted=bool(staged.trusted_staged))
+
+
+def staged_meta(server: str, check: Any, *, trusted: bool, **extra: Any) -> dict[str, Any]:
+    """A run's metadata: which server logged it, whether its staged package was trusted without a
+    frozen match (`--trust-staged`), the frozen check's verdict, and `extra` fields."""
+    meta: dict[str, Any] = {"server": server, "trusted_staged": trusted, **extra}
+    if check is not None:
+        counts = getattr(check, "counts", None) or {}
+        meta["frozen_check"] = {
+            "status": str(getattr(check, "status", "") or ""),
+            "reason": str(getattr(check, "reason", "") or "")[:500],
+            "reference": str(counts.get("reference", "") or ""),
+        }
+    return meta
 
 
 def default_anchor(run_id: str, out: Path | None) -> Path:

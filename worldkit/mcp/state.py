@@ -251,6 +251,8 @@ class SeatState:
         # O(workspace files + records touched), not O(everything changed so far).
         self._record_heads: dict[str, str] = {}
         self._outbox_head = _GENESIS
+        self._digest: str | None = None
+        """`digest()` of the state as it is now (None: not computed since the last change)."""
         self._lock = threading.RLock()
 
     @property
@@ -300,6 +302,7 @@ class SeatState:
         def commit() -> None:
             commit_file()
             self._workspace_digests[change.path] = change.sha256
+            self._digest = after  # what `_digest_with` gives for the state now (computed above)
 
         return PendingChange(after, commit, abort)
 
@@ -308,13 +311,14 @@ class SeatState:
         if change.action == "attach":
             entry["sha256"] = change.sha256
         head = _link(self._record_heads.get(change.record, _GENESIS), entry)
+        after = self._digest_with(records={**self._record_heads, change.record: head})
 
         def commit() -> None:
             self.records.setdefault(change.record, []).append(entry)
             self._record_heads[change.record] = head
+            self._digest = after
 
-        return PendingChange(self._digest_with(records={**self._record_heads, change.record: head}), commit,
-                             entry=dict(entry))  # fmt: skip
+        return PendingChange(after, commit, entry=dict(entry))
 
     def _stage_send(self, change: SendMessageChange) -> PendingChange:
         expected = self.next_message_id()
@@ -322,12 +326,14 @@ class SeatState:
             raise StoreError(f"sent message id {change.id!r} is out of order (expected {expected!r})")
         message = change.model_dump(mode="json", exclude={"v", "kind", "before", "after"})
         head = _link(self._outbox_head, message)
+        after = self._digest_with(outbox=(len(self.outbox) + 1, head))
 
         def commit() -> None:
             self.outbox.append(message)
             self._outbox_head = head
+            self._digest = after
 
-        return PendingChange(self._digest_with(outbox=(len(self.outbox) + 1, head)), commit)
+        return PendingChange(after, commit)
 
     def record_changes(self, record_id: str) -> list[dict[str, Any]]:
         """The changes made to a record in this run, in order."""
@@ -348,7 +354,9 @@ class SeatState:
     def digest(self) -> str:
         """SHA-256 over the base, the workspace files' digests and the chain heads of the changes."""
         with self._lock:
-            return self._digest_with()
+            if self._digest is None:
+                self._digest = self._digest_with()
+            return self._digest
 
     def _digest_with(
         self,

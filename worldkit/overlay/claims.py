@@ -153,7 +153,11 @@ def _parse_term(value: Any) -> Any:
     raise ValueError("a term is a string, {number: …}, {date: …}, {regex: …} or {any: […]}")
 
 
-Term = Annotated[Union[TextTerm, NumberTerm, DateTerm, RegexTerm, AnyTerm], BeforeValidator(_parse_term)]
+Term = Annotated[
+    Union[TextTerm, NumberTerm, DateTerm, RegexTerm, AnyTerm],
+    # the schema also admits the shorthands _parse_term accepts (a bare string or number), as YAML writes them
+    BeforeValidator(_parse_term, json_schema_input_type=Union[str, int, float, TextTerm, NumberTerm, DateTerm, RegexTerm, AnyTerm]),
+]
 AnyTerm.model_rebuild()
 
 

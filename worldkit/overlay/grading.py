@@ -13,7 +13,6 @@ only a state change, that change was made.
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Iterable
 from pathlib import Path
@@ -96,7 +95,7 @@ def replay_actions(
     (as `actions[i]: why`). `workspace` must exist (seed it first); it is written in place."""
     seat = json.loads((projection / "seat.json").read_text(encoding="utf-8"))
     config = tool_config_for(overlay, seat["person"])
-    records = {k: copy.deepcopy(v) for k, v in baseline_records(projection).items()}
+    records = baseline_records(projection)  # freshly parsed: this replay's own copy, mutated in place
     sent: list[dict[str, Any]] = []
     events: list[dict[str, Any]] = []
     refusals: list[str] = []

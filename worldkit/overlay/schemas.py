@@ -22,6 +22,11 @@ def overlay_schema() -> dict[str, Any]:
     defs = schema.setdefault("$defs", {})
     defs.update(checks.pop("$defs", {}))
     defs["BaseCheck"] = {**checks, "title": "Check", "description": "A deterministic check, selected by `type`."}
+    claim = defs.get("Claim")
+    if claim is not None:  # a claim may be written as its terms alone: one term, or a list of them
+        term = claim["properties"]["all"]["items"]
+        defs["Claim"] = {"anyOf": [claim, {"type": "string"}, {"type": "number"},
+                                   {"type": "array", "minItems": 1, "items": term}]}  # fmt: skip
     return schema
 
 

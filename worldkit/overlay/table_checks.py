@@ -19,7 +19,8 @@ A key column `*` is the whole row, for rows found by what they say:
 The file is read by `tables.read_table` (any common dialect, columns by header name in any
 order). Expected values compare as `values` says: a number numerically within the column's
 `tolerance`; a date by `parse_date`; a key string as an identifier (`fold_id`); any other
-string as an enumeration (`fold_enum`) or one of the column's declared synonyms; a
+string as an enumeration (`fold_enum`) or one of the column's declared synonyms (a key
+column's synonyms too, as identifiers); a
 `{claim: [terms]}` by `claims` rules inside the cell. A missing row, a duplicated row, a wrong
 value on any listed row, or a present `absent` row fails the check, and the detail names them.
 """
@@ -52,7 +53,8 @@ class ColumnRule(BaseModel):
     tolerance: float = Field(0.0, ge=0)
     """Absolute tolerance for numeric values."""
     synonyms: dict[str, list[str]] = Field(default_factory=dict)
-    """Enumeration value → accepted other spellings (compared after `fold_enum`)."""
+    """Enumeration value → accepted other spellings (compared after `fold_enum`; on a key column,
+    as identifiers after `fold_id`, so `Site 2` can name the row keyed `02`)."""
 
 
 def _describe(value: Cell) -> str:
@@ -101,7 +103,7 @@ class CsvRows(_PathCheck):
             claim = Claim.model_validate({"all": expected["claim"], "within": "document"})
             return claim.match(actual) is not None
         if key:
-            return fold_id(actual) == fold_id(expected)
+            return fold_id(actual) in {fold_id(expected), *(fold_id(s) for s in rule.synonyms.get(expected, []))}
         accepted = {fold_enum(expected), *(fold_enum(s) for s in rule.synonyms.get(expected, []))}
         return fold_enum(actual) in accepted
 

@@ -8,12 +8,16 @@ reach the future nor vary by who reads it.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 from typing import Any, cast
 
 import jinja2
+from jinja2.bccache import Bucket
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from worldkit.errors import InvalidWorld
@@ -56,8 +60,53 @@ class _BoundedSandbox(ImmutableSandboxedEnvironment):
         return super().call_binop(context, operator, left, right)
 
 
+class _TemplateCache(jinja2.BytecodeCache):
+    """Compiled templates kept across processes in the world cache (`.worldkit/cache/templates/`).
+
+    Compiling PharmaCo's templates costs a fresh process a quarter of a second. An entry is keyed
+    by the SHA-256 of the template's name and source, this module's source (the sandbox and the
+    environment's options decide the compiled code) and the jinja2 and Python versions; it is read
+    through `worldkit.world.cache.read_entry`, which trusts it only when its key and payload digest
+    match, and is otherwise compiled anew and rewritten.
+    """
+
+    KEEP = 2048
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        digest = hashlib.sha256(Path(__file__).read_bytes())
+        digest.update(f"{jinja2.__version__}\0{sys.version}\0".encode())
+        self.salt = digest.digest()
+
+    def get_bucket(self, environment: Any, name: str, filename: str | None, source: str) -> Bucket:
+        key = hashlib.sha256(self.salt + name.encode() + b"\0" + source.encode()).hexdigest()
+        bucket = Bucket(environment, key, self.get_source_checksum(source))
+        self.load_bytecode(bucket)
+        return bucket
+
+    def load_bytecode(self, bucket: Bucket) -> None:
+        from worldkit.world.cache import read_entry
+
+        found = read_entry(bucket.key, self.folder, kind="templates")
+        if isinstance(found, bytes):
+            bucket.bytecode_from_string(found)
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        from worldkit.world.cache import write_entry
+
+        write_entry(bucket.key, bucket.bytecode_to_string(), self.folder, kind="templates", keep=self.KEEP)
+
+
+def _template_cache() -> _TemplateCache | None:
+    from worldkit.world.cache import cache_root
+
+    folder = cache_root()
+    return None if folder is None else _TemplateCache(folder)
+
+
 def build_environment(templates: Mapping[str, str]) -> ImmutableSandboxedEnvironment:
     env = _BoundedSandbox(
+        bytecode_cache=_template_cache(),
         loader=jinja2.DictLoader(dict(templates)),
         undefined=jinja2.StrictUndefined,
         autoescape=False,

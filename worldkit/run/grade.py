@@ -70,6 +70,20 @@ def _staged_digest(paths: RunPaths) -> str:
         raise CheckFailed(f"{package_json} is missing or unreadable; the run folder is incomplete") from None
 
 
+def _require_settled(workspace: Path, run_id: str | None) -> None:
+    """Refuse a workspace a killed seat server left a staged write in: only its log can settle it."""
+    from worldkit.mcp.confine import leftover_temp_files
+
+    left = leftover_temp_files(workspace)
+    if left:
+        run = run_id or "RUN"
+        raise UsageError(
+            f"workspace {workspace} holds {len(left)} staged write(s) of a killed seat server ({', '.join(left[:3])}"
+            f"{', …' if len(left) > 3 else ''}); settle them with the run's log first: "
+            f"`worldkit log recover {run} --workspace {workspace} --store URL`, then grade again"
+        )
+
+
 def grade_workspace(
     overlay_ref: str | Path | Overlay,
     workspace: Path,
@@ -84,6 +98,7 @@ def grade_workspace(
     workspace = Path(workspace)
     if not workspace.is_dir():
         raise UsageError(f"--workspace {workspace} is not a folder; pass the folder holding the deliverables")
+    _require_settled(workspace, log)
     events = read_log(store_url, log, overlay.seat) if log else None
     with tempfile.TemporaryDirectory(prefix="worldkit-grade-") as tmp:
         package = apply_overlay(overlay, Path(tmp) / "package", condition)
@@ -114,6 +129,7 @@ def grade_folder(
                           "the run folder was altered")  # fmt: skip
     overlay = load_run_overlay(folder.overlay_path, folder.overlay, folder.overlay_sha256, paths.root)
     check_staged(paths.candidate, overlay=overlay)
+    _require_settled(paths.workspace, folder.run_id)
     store = store_url or folder.store
     events = read_log(store, folder.run_id, folder.seat) if store else None
     anchor = _folder_anchor(paths.root, folder.run_id, events) if events is not None else None

@@ -21,6 +21,7 @@ from mcp import Client
 
 from worldkit.errors import CheckFailed, WorldkitError
 from worldkit.mcp.server import build_seat_server
+from worldkit.mcp.session import staged_meta
 from worldkit.mcp.state import DiskWorkspace, SeatState, pre_task_state
 from worldkit.overlay import load_overlay, resolve_overlay
 from worldkit.overlay.models import Overlay
@@ -126,7 +127,9 @@ def run_task(
     outcome: Any = None
     anchor_file = paths.root / ANCHOR_FILENAME
     with Store.open(store_url) as store:
-        log = EventLog(store, run_id, config.seat, claim=True, anchor=anchor_file)
+        meta = staged_meta("worldkit.run", staged_check, trusted=bool(staged_check.counts.get("trusted_staged")),
+                           agent=agent_id, condition=condition)  # fmt: skip
+        log = EventLog(store, run_id, config.seat, claim=True, anchor=anchor_file, meta=meta)
         try:
             server = build_seat_server(paths.projection, config, workspace=paths.workspace, event_log=log, state=state)
 

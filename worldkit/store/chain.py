@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from worldkit.canon import canonical_json
 from worldkit.errors import LogTampered
-from worldkit.store.anchor import LogAnchor, log_key, signature_problem
+from worldkit.store.anchor import AnchorKey, LogAnchor, log_key, signature_problem
 from worldkit.store.db import Store
 from worldkit.store.times import format_time, parse_time
 from worldkit.store.eventlog import (
@@ -92,7 +92,7 @@ def verify_chain(
     *,
     expected_head: str | None = None,
     anchor: LogAnchor | None = None,
-    key: bytes | None | Literal["env"] = "env",
+    key: AnchorKey | bytes | None | Literal["env"] = "env",
 ) -> ChainReport:
     """Check the run's chain from genesis to its last event; the report names the first problem.
 
@@ -110,7 +110,7 @@ def require_intact(
     *,
     expected_head: str | None = None,
     anchor: LogAnchor | None = None,
-    key: bytes | None | Literal["env"] = "env",
+    key: AnchorKey | bytes | None | Literal["env"] = "env",
 ) -> ChainReport:
     """`verify_chain`, raising `LogTampered` (naming the first bad event) on a broken chain."""
     report = verify_chain(store, run_id, expected_head=expected_head, anchor=anchor, key=key)
@@ -125,7 +125,7 @@ def state_changes(
     *,
     expected_head: str | None = None,
     anchor: LogAnchor | None = None,
-    key: bytes | None | Literal["env"] = "env",
+    key: AnchorKey | bytes | None | Literal["env"] = "env",
 ) -> Iterator[Event]:
     """The run's state-changing events in order, for replay, after verifying the whole chain.
 
@@ -142,7 +142,7 @@ def verified_events(
     run_id: str,
     *,
     anchor: LogAnchor | None = None,
-    key: bytes | None | Literal["env"] = "env",
+    key: AnchorKey | bytes | None | Literal["env"] = "env",
 ) -> tuple[ChainReport, list[Event]]:
     """Every event of the run after verifying the chain (against `anchor`); raises on a break."""
     report, events = _scan(store, run_id, None, anchor, key, collect=True, every=True)
@@ -155,7 +155,7 @@ def verify_exported(
     events: list[Mapping[str, Any]],
     anchor: LogAnchor,
     *,
-    key: bytes | None | Literal["env"] = "env",
+    key: AnchorKey | bytes | None | Literal["env"] = "env",
 ) -> ChainReport:
     """Check an exported copy of a run's events (e.g. an execution record's trajectory) as a
     chain on its own, against the run's anchor: no store needed.
@@ -214,7 +214,7 @@ def _scan(
     run_id: str,
     expected_head: str | None,
     anchor: LogAnchor | None,
-    key: bytes | None | Literal["env"],
+    key: AnchorKey | bytes | None | Literal["env"],
     *,
     collect: bool,
     every: bool = False,
@@ -335,7 +335,7 @@ def _check_tail(
 
 
 def _check_anchor(
-    head: Head, last_seq: int, anchor: LogAnchor, seen: dict[int, str], key: bytes | None
+    head: Head, last_seq: int, anchor: LogAnchor, seen: dict[int, str], key: AnchorKey | bytes | None
 ) -> ChainProblem | None:
     def problem(kind: ProblemKind, seq: int, text: str) -> ChainProblem:
         return ChainProblem(seq=seq, kind=kind, message=f"against its {anchor.describe()}: {text}")

@@ -180,6 +180,10 @@ class Store:
                 with self.write() as conn:
                     schema.install(conn)
                     version = schema.installed_version(conn)
+            elif version < schema.SCHEMA_VERSION:
+                with self.write() as conn:
+                    schema.migrate(conn, version)
+                    version = schema.installed_version(conn)
         if version != schema.SCHEMA_VERSION:
             raise StoreError(
                 f"store {self.url} has schema version {version}, this worldkit needs "

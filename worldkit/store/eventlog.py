@@ -32,8 +32,8 @@ import sqlalchemy as sa
 from pydantic import AwareDatetime, BaseModel, ConfigDict, field_serializer
 
 from worldkit.canon import canonical_json, sha256_json
-from worldkit.errors import LogTampered, StoreError
-from worldkit.store.anchor import LogAnchor, log_key, make_anchor, write_anchor
+from worldkit.errors import LogTampered, StoreError, UsageError
+from worldkit.store.anchor import AnchorKey, LogAnchor, as_key, log_key, make_anchor, write_anchor
 from worldkit.store.db import Store
 from worldkit.store.times import format_time, parse_time, utc_now
 from worldkit.store.runs import Head, check_run_id, claim_run, ensure_run, get_run, read_head
@@ -152,7 +152,9 @@ class EventLog:
     `RunIdTaken`); otherwise an existing shared run is joined. Every event names the log's
     `session`. With `anchor`, the head is anchored in that file (see `worldkit.store.anchor`):
     at open, about every `anchor_every` seconds while appending, and — final — at `close`,
-    signed with `key` (default: `WORLDKIT_LOG_KEY`). `close` also seals the head in the store.
+    signed with `key` (default: from the environment, `worldkit.store.anchor.log_key`). `close`
+    also seals the head in the store. `meta` (JSON object) is stored with a run this log creates:
+    how it was started, e.g. `{"trusted_staged": true}`.
     """
 
     def __init__(
@@ -164,15 +166,21 @@ class EventLog:
         clock: Callable[[], datetime] = utc_now,
         claim: bool = False,
         anchor: Path | None = None,
-        key: bytes | None | Literal["env"] = "env",
+        key: AnchorKey | bytes | None | Literal["env"] = "env",
         anchor_every: float = 1.0,
+        meta: Mapping[str, Any] | None = None,
     ) -> None:
         self.store = store
         self.run_id = check_run_id(run_id)
         self.seat = seat
         self.session = uuid.uuid4().hex
         self.anchor_path = None if anchor is None else Path(anchor)
-        self._key = log_key() if key == "env" else key
+        self._key = log_key() if key == "env" else as_key(key)
+        if self.anchor_path is not None and self._key is not None and not self._key.can_sign:
+            raise UsageError(
+                f"{self._key.source} is a public key: it checks anchors but cannot sign the anchor of run "
+                f"{self.run_id}; set WORLDKIT_LOG_SIGNING_KEY to the private key (or unset the public one)"
+            )
         self._anchor_every = anchor_every
         self._anchored_at = 0.0
         self._anchored_seq = -1
@@ -185,9 +193,9 @@ class EventLog:
         genesis = genesis_hash(self.run_id)
         with store.guard("open the event log in"), store.write() as conn:
             if claim:
-                head = claim_run(conn, self.run_id, seat, genesis, self.session)
+                head = claim_run(conn, self.run_id, seat, genesis, self.session, meta)
             else:
-                head = ensure_run(conn, self.run_id, seat, genesis, self.session)
+                head = ensure_run(conn, self.run_id, seat, genesis, self.session, meta)
         self._head: tuple[int, str] | None = (head.seq, head.hash)
         self._dialect = store.engine.dialect
         self._sql = _statements(self._dialect)

@@ -8,13 +8,16 @@ This module must never write events or move a head; `eventlog` does both.
 
 from __future__ import annotations
 
+import json
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 from sqlalchemy.engine import Connection
 
+from worldkit.canon import canonical_json
 from worldkit.errors import StoreError, UsageError
 from worldkit.store.times import format_time, parse_time, utc_now
 from worldkit.store.schema import log_events, log_runs
@@ -65,6 +68,8 @@ class Head(BaseModel):
     """The session that created the run."""
     exclusive: bool = False
     """True if the run was claimed by one server: only its session may append."""
+    meta: dict[str, Any] | None = None
+    """How the run was started (e.g. `trusted_staged`), fixed when it was created."""
 
 
 class RunIdTaken(UsageError):
@@ -86,12 +91,14 @@ def _check_seat(run_id: str, seat: str) -> None:
 
 
 def _insert_run(
-    conn: Connection, run_id: str, seat: str, genesis: str, session: str, exclusive: bool
-) -> bool:
+    conn: Connection, run_id: str, seat: str, genesis: str, session: str, exclusive: bool,
+    meta: Mapping[str, Any] | None = None,
+) -> bool:  # fmt: skip
     """Insert the run's row; False if the run id exists (the unique key or the guard refused)."""
     values = {
         "run_id": run_id, "seat": seat, "created_at": format_time(utc_now()),
         "session": session, "exclusive": int(exclusive), "head_seq": 0, "head_hash": genesis,
+        "meta": None if meta is None else canonical_json(dict(meta))[:-1],
     }  # fmt: skip
     nested = conn.begin_nested()
     try:
@@ -103,14 +110,16 @@ def _insert_run(
     return True
 
 
-def claim_run(conn: Connection, run_id: str, seat: str, genesis: str, session: str) -> Head:
+def claim_run(
+    conn: Connection, run_id: str, seat: str, genesis: str, session: str, meta: Mapping[str, Any] | None = None
+) -> Head:
     """Create the run for `session` alone; a run id that exists in any form is refused.
 
     The run id is the table's primary key, so of two servers starting with one id at once,
     exactly one insert succeeds.
     """
     _check_seat(run_id, seat)
-    if not _insert_run(conn, run_id, seat, genesis, session, True):
+    if not _insert_run(conn, run_id, seat, genesis, session, True, meta):
         head = read_head(conn, run_id)
         since = f" (seat {head.seat}, {head.seq} events)" if head is not None else ""
         raise RunIdTaken(
@@ -123,13 +132,14 @@ def claim_run(conn: Connection, run_id: str, seat: str, genesis: str, session: s
 
 
 def ensure_run(
-    conn: Connection, run_id: str, seat: str, genesis: str, session: str = "0" * 32
-) -> Head:
+    conn: Connection, run_id: str, seat: str, genesis: str, session: str = "0" * 32,
+    meta: Mapping[str, Any] | None = None,
+) -> Head:  # fmt: skip
     """Create the run if it is new, or join it; refuse another seat and a claimed run."""
     _check_seat(run_id, seat)
     head = read_head(conn, run_id)
     if head is None:
-        _insert_run(conn, run_id, seat, genesis, session, False)
+        _insert_run(conn, run_id, seat, genesis, session, False, meta)
         head = read_head(conn, run_id)
     if head is None:  # pragma: no cover - the insert above guarantees the row
         raise StoreError(f"run {run_id} could not be created in the store")
@@ -158,7 +168,7 @@ def read_head(conn: Connection, run_id: str, *, lock: bool = False) -> Head | No
     """The run's head (its last stored event); with `lock`, hold the run's row (PostgreSQL)."""
     query = sa.select(
         log_runs.c.seat, log_runs.c.head_seq, log_runs.c.head_hash, log_runs.c.session,
-        log_runs.c.exclusive,
+        log_runs.c.exclusive, log_runs.c.meta,
     ).where(log_runs.c.run_id == run_id)  # fmt: skip
     if lock and conn.dialect.name == "postgresql":
         query = query.with_for_update()
@@ -170,7 +180,18 @@ def read_head(conn: Connection, run_id: str, *, lock: bool = False) -> Head | No
     return Head(
         run_id=run_id, seat=row.seat, seq=seq, hash=last_hash, sealed_seq=row.head_seq,
         sealed_hash=row.head_hash, session=row.session, exclusive=bool(row.exclusive),
+        meta=_meta(row.meta),
     )  # fmt: skip
+
+
+def _meta(text: str | None) -> dict[str, Any] | None:
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {"unreadable": text[:200]}
+    return value if isinstance(value, dict) else {"value": value}
 
 
 def get_run(store: Store, run_id: str) -> Head:

@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 #: Bumped whenever a table or trigger changes; a store of another version is refused.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 metadata = sa.MetaData()
 
@@ -52,6 +52,9 @@ log_runs = sa.Table(
     # genesis hash until then). The live head is the run's last stored event.
     sa.Column("head_seq", sa.BigInteger, nullable=False),
     sa.Column("head_hash", sa.String(64), nullable=False),
+    # How the run was started, as canonical JSON (e.g. `{"trusted_staged": true, ...}` for a server
+    # given --trust-staged); fixed when the run is created, like every other field but the head.
+    sa.Column("meta", sa.Text, nullable=True),
 )
 
 log_events = sa.Table(
@@ -114,7 +117,7 @@ _SQLITE_GUARDS = [
     """CREATE TRIGGER IF NOT EXISTS log_runs_head BEFORE UPDATE ON log_runs
     WHEN NEW.run_id IS NOT OLD.run_id OR NEW.seat IS NOT OLD.seat
         OR NEW.created_at IS NOT OLD.created_at OR NEW.session IS NOT OLD.session
-        OR NEW.exclusive IS NOT OLD.exclusive OR NEW.head_seq <= OLD.head_seq
+        OR NEW.exclusive IS NOT OLD.exclusive OR NEW.meta IS NOT OLD.meta OR NEW.head_seq <= OLD.head_seq
         OR NOT EXISTS (SELECT 1 FROM log_events
             WHERE run_id = NEW.run_id AND seq = NEW.head_seq AND hash = NEW.head_hash)
     BEGIN SELECT RAISE(ABORT,
@@ -152,7 +155,8 @@ _POSTGRES_GUARDS = [
         IF NEW.run_id IS DISTINCT FROM OLD.run_id OR NEW.seat IS DISTINCT FROM OLD.seat
             OR NEW.created_at IS DISTINCT FROM OLD.created_at
             OR NEW.session IS DISTINCT FROM OLD.session
-            OR NEW.exclusive IS DISTINCT FROM OLD.exclusive OR NEW.head_seq <= OLD.head_seq
+            OR NEW.exclusive IS DISTINCT FROM OLD.exclusive OR NEW.meta IS DISTINCT FROM OLD.meta
+            OR NEW.head_seq <= OLD.head_seq
             OR NOT EXISTS (SELECT 1 FROM log_events WHERE run_id = NEW.run_id
                 AND seq = NEW.head_seq AND hash = NEW.head_hash) THEN
             RAISE EXCEPTION
@@ -185,6 +189,26 @@ def installed_version(conn: Connection) -> int | None:
         sa.select(store_meta.c.value).where(store_meta.c.key == "schema_version")
     ).scalar_one_or_none()
     return int(value) if value is not None else None
+
+
+def migrate(conn: Connection, version: int) -> None:
+    """Bring a store of an older schema version up to this one, inside the caller's write
+    transaction (version 2 → 3: runs gain `meta`, immutable like the rest of the run's row)."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_INSTALL_LOCK})
+    if version != 2 or installed_version(conn) != 2:
+        return
+    conn.exec_driver_sql("ALTER TABLE log_runs ADD COLUMN meta TEXT")
+    if conn.dialect.name == "postgresql":
+        statements = [g for g in _POSTGRES_GUARDS if "worldkit_log_run_head()" in g and "FUNCTION" in g[:40]]
+    else:
+        conn.exec_driver_sql("DROP TRIGGER IF EXISTS log_runs_head")
+        statements = [g for g in _SQLITE_GUARDS if "log_runs_head" in g]
+    for statement in statements:
+        conn.exec_driver_sql(statement, execution_options={"no_parameters": True})
+    conn.execute(
+        sa.update(store_meta).where(store_meta.c.key == "schema_version").values(value=str(SCHEMA_VERSION))
+    )
 
 
 def install(conn: Connection) -> None:

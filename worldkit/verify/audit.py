@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from worldkit.access import Policy
 from worldkit.access.policy import Grant
@@ -52,11 +53,21 @@ class Auditor:
     def __init__(self, state: WorldState, policy: Policy | None = None) -> None:
         self.state = state
         self.policy = policy or Policy(state)
+        # A revision's auditor judges the same manifest several times (frozen, staged full packages):
+        # each (entries, day, seat, subset) and each (day, person) is worked out once.
+        self._audits: dict[tuple[Any, ...], tuple[list[tuple[str, str, str]], int, int]] = {}
+        self._expected: dict[tuple[dt.date, str], dict[str, tuple[str, str]]] = {}
 
     # -- expectations ---------------------------------------------------------------------------
 
     def expected(self, day: dt.date, person: str) -> dict[str, tuple[str, str]]:
         """path → (kind, id) of everything the policy grants `person` on `day`."""
+        found = self._expected.get((day, person))
+        if found is None:
+            found = self._expected[(day, person)] = self._grants(day, person)
+        return dict(found)
+
+    def _grants(self, day: dt.date, person: str) -> dict[str, tuple[str, str]]:
         state, policy = self.state, self.policy
         out: dict[str, tuple[str, str]] = {}
         for doc in state.documents.values():
@@ -143,14 +154,32 @@ class Auditor:
     ) -> AuditReport:
         """Judge every entry of one projection manifest; `subset` (curated packets) skips completeness."""
         report = report or AuditReport()
+        entries = tuple(entries)
+        key = (entries, day, seat, subset)
+        judged = self._audits.get(key)
+        if judged is None:
+            judged = self._audits[key] = self._judge(entries, day, seat, subset)
+        flags, expected, present = judged
+        iso = day.isoformat()
+        for kind, path, detail in flags:
+            report.add(Item(kind=kind, path=path, rev=rev, date=iso, seat=seat, where=where, detail=detail))
+        report.expected += expected
+        report.present += present
+        return report
+
+    def _judge(
+        self, entries: tuple[Entry, ...], day: dt.date, seat: str, subset: bool
+    ) -> tuple[list[tuple[str, str, str]], int, int]:
+        """(kind, path, detail) of every finding, and the expected and present counts, in report order."""
         state = self.state
         person = state.seats[seat].person
-        iso = day.isoformat()
         expected = self.expected(day, person)
         present: set[str] = set()
+        flags: list[tuple[str, str, str]] = []
+        counts = [0, 0]
 
         def flag(kind: str, path: str, detail: str) -> None:
-            report.add(Item(kind=kind, path=path, rev=rev, date=iso, seat=seat, where=where, detail=detail))
+            flags.append((kind, path, detail))
 
         for entry in entries:
             present.add(entry.path)
@@ -162,12 +191,11 @@ class Auditor:
             if exposure is not None:
                 flag(f"policy-{exposure}", path, f"the policy grants {kind} {key} to {person}")
         if not subset:
-            report.expected += len(expected)
-            report.present += len(set(expected) & present)
+            counts = [len(expected), len(set(expected) & present)]
             for path in sorted(set(expected) - present):
                 kind, key = expected[path]
                 flag("missing-authorized", path, f"{kind} {key} is granted by the policy but absent")
-        return report
+        return flags, counts[0], counts[1]
 
     def _judge_expected(self, kind: str, key: str, day: dt.date, person: str) -> str | None:
         if kind == "document":

@@ -6,7 +6,8 @@ also needs (a rebuilt projection, a staged overlay) is built on first use and ca
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -16,14 +17,14 @@ from worldkit.errors import WorldkitError
 from worldkit.materialize.manifest import Manifest, read_manifest
 from worldkit.verify.build import Built, build_projection
 from worldkit.verify.frozen import FrozenIndex, FrozenProjection, read_index
+from worldkit.verify.result import ComponentMissing
+from worldkit.verify.tasks import stage_tasks
 from worldkit.world.load import WorldPackage
 
 Key = tuple[str, str, str]
 """(rev, date, seat)."""
 
-
-class ComponentMissing(Exception):
-    """A component a check depends on (overlays, MCP servers) is not installed in this tree."""
+__all__ = ["ComponentMissing", "Key", "VerifyContext"]
 
 
 @dataclass
@@ -54,6 +55,7 @@ class VerifyContext:
     builder: Callable[[WorldPackage, str, str, str, Path], Built] = build_projection
     """Materializes (package, rev, date, seat) into a scratch folder; injectable for tests."""
     _builds: dict[Key, Built] = field(default_factory=dict, repr=False)
+    _round: list[bool] = field(default_factory=list, repr=False)
 
     # -- frozen manifests ---------------------------------------------------------------------
 
@@ -110,18 +112,34 @@ class VerifyContext:
         return built
 
     def fresh_build(self, rev: str, date: str, seat: str) -> Built:
-        """A new materialization every call (reproducibility checks), rendered anew; the caller discards it."""
+        """A new materialization every call (reproducibility checks), rendered anew; the caller discards it.
+
+        Inside `repeat_round()` the round's builds share the round's own memo (each source of the
+        round is rendered anew, once); elsewhere every file is rendered anew."""
         from worldkit.materialize.memo import fresh_renders
 
+        if self._round:
+            return self.builder(self.package, rev, date, seat, self.work)
         with fresh_renders():
             return self.builder(self.package, rev, date, seat, self.work)
+
+    @contextmanager
+    def repeat_round(self) -> Iterator[None]:
+        """One repeat of a reproducibility check: its fresh builds render every source anew, once,
+        sharing nothing with the rest of the run (a memo of the round's own)."""
+        from worldkit.materialize.memo import new_memo
+
+        with new_memo():
+            self._round.append(True)
+            try:
+                yield
+            finally:
+                self._round.pop()
 
     # -- tasks --------------------------------------------------------------------------------
 
     @cached_property
     def tasks_or_missing(self) -> list[Any] | ComponentMissing:
-        from worldkit.verify.tasks import stage_tasks
-
         try:
             return stage_tasks(self)
         except ComponentMissing as missing:

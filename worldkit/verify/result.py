@@ -113,3 +113,10 @@ def result(
         fix=fix if ordered else None,
         counts=counts,
     )
+
+
+class ComponentMissing(Exception):
+    """A component a check depends on (overlays, MCP servers) is not installed in this tree.
+
+    The check that meets it reports `skip` with this message as the reason.
+    """

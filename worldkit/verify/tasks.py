@@ -14,12 +14,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from worldkit.errors import WorldkitError
 from worldkit.materialize.manifest import Manifest, read_manifest
-from worldkit.verify.context import ComponentMissing, VerifyContext
+from worldkit.verify.result import ComponentMissing
 from worldkit.verify.scratch import copy_tree
+
+if TYPE_CHECKING:  # the context stages tasks through this module; only its type is needed here
+    from worldkit.verify.context import VerifyContext
 
 OVERLAY_FILENAME = "overlay.yaml"
 

@@ -78,27 +78,44 @@ def source_files(root: Path) -> list[Path]:
 
 def source_key(root: Path) -> str:
     """The cache key of the world at `root`: changes whenever any input of loading changes."""
+    return _keys(root)[0]
+
+
+def _keys(root: Path) -> tuple[str, str]:
+    """(`source_key`, the same digest without the folder's path): one pass over the files."""
     if "code" not in _CODE:
         _CODE["code"] = _code_digest()
     root = Path(root).resolve()
-    digest = hashlib.sha256()
-    for part in (FORMAT.decode(), __version__, platform.python_version(), pickle.format_version, _CODE["code"], str(root)):
+    digest, content = hashlib.sha256(), hashlib.sha256()
+    for part in (FORMAT.decode(), __version__, platform.python_version(), pickle.format_version, _CODE["code"]):
         digest.update(str(part).encode("utf-8") + b"\0")
+        content.update(str(part).encode("utf-8") + b"\0")
+    digest.update(str(root).encode("utf-8") + b"\0")
     for path in source_files(root):
         rel = path.relative_to(root).as_posix().encode("utf-8")
         body = path.read_bytes()
-        digest.update(len(rel).to_bytes(8, "big") + rel + len(body).to_bytes(8, "big") + body)
-    return digest.hexdigest()
+        chunk = len(rel).to_bytes(8, "big") + rel + len(body).to_bytes(8, "big") + body
+        digest.update(chunk)
+        content.update(chunk)
+    return digest.hexdigest(), content.hexdigest()
 
 
-def entry_path(key: str, folder: Path | None = None) -> Path | None:
+_BY_CONTENT: dict[str, WorldPackage] = {}
+"""This process's loaded packages by their path-independent key: a byte-identical copy of a world
+folder elsewhere (the scratch copies of verify's seeded faults and mutation campaign) is that
+package rebased onto the copy's folder instead of a load from source."""
+_BY_CONTENT_KEEP = 4
+
+
+def entry_path(key: str, folder: Path | None = None, kind: str = "worlds") -> Path | None:
+    """Where the entry `key` of `kind` (`worlds`: loaded packages; `templates`: compiled templates) lives."""
     folder = folder if folder is not None else cache_root()
-    return None if folder is None else folder / "worlds" / f"{key}.pickle"
+    return None if folder is None else folder / kind / f"{key}.pickle"
 
 
-def read_entry(key: str, folder: Path | None = None) -> Any | None:
+def read_entry(key: str, folder: Path | None = None, kind: str = "worlds") -> Any | None:
     """The object stored under `key`, or None if there is none or it is not exactly what was written."""
-    path = entry_path(key, folder)
+    path = entry_path(key, folder, kind)
     if path is None:
         return None
     try:
@@ -117,9 +134,9 @@ def read_entry(key: str, folder: Path | None = None) -> Any | None:
         return None
 
 
-def write_entry(key: str, value: Any, folder: Path | None = None) -> Path | None:
+def write_entry(key: str, value: Any, folder: Path | None = None, kind: str = "worlds", keep: int | None = None) -> Path | None:
     """Store `value` under `key` atomically (temp file + rename); failures to write are ignored."""
-    path = entry_path(key, folder)
+    path = entry_path(key, folder, kind)
     if path is None:
         return None
     payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
@@ -135,7 +152,10 @@ def write_entry(key: str, value: Any, folder: Path | None = None) -> Path | None
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-        prune(path.parent)
+        if keep is None:
+            prune(path.parent)
+        else:
+            prune(path.parent, keep)
     except OSError:
         return None  # a read-only or full disk only costs time
     return path
@@ -160,16 +180,30 @@ def cached_package(root: Path, load: Callable[[Path], WorldPackage]) -> WorldPac
     folder = cache_root()
     if folder is None:
         return load(root)
-    key = source_key(root)
+    key, content = _keys(root)
     found = read_entry(key, folder)
     if isinstance(found, WorldPackage) and found.root == Path(root):
         try:
             os.utime(entry_path(key, folder))  # type: ignore[arg-type]
         except OSError:
             pass
+        _remember(content, found)
         return found
+    twin = _BY_CONTENT.get(content)
+    if twin is not None:
+        package = twin if twin.root == Path(root) else twin.rebased(Path(root))
+        write_entry(key, package, folder)
+        return package
     package = load(root)
     for name in package.revision_names:
         package.revision(name).digest  # noqa: B018 - resolve and digest every revision before storing
     write_entry(key, package, folder)
+    _remember(content, package)
     return package
+
+
+def _remember(content: str, package: WorldPackage) -> None:
+    _BY_CONTENT.pop(content, None)
+    _BY_CONTENT[content] = package
+    while len(_BY_CONTENT) > _BY_CONTENT_KEEP:
+        _BY_CONTENT.pop(next(iter(_BY_CONTENT)))

@@ -141,6 +141,16 @@ class WorldPackage:
     def revision(self, name: str) -> WorldState:
         return _resolve_revision(self, name)
 
+    def rebased(self, root: Path) -> WorldPackage:
+        """This package as loaded from `root`, a byte-identical copy of its folder: the same
+        entities and resolved revisions, with the folder (and the files entities came from) moved."""
+        old = str(self.root)
+        origin = {k: str(root) + v[len(old):] if v.startswith(old) else v for k, v in self.origin.items()}
+        for name in self.revision_names:
+            self.revision(name)  # resolved once, shared by both
+        return WorldPackage(root=root, spec=self.spec, base=self.base, origin=origin, templates=self.templates,
+                            _revisions=dict(self._revisions))
+
 
 def _add_entities(
     target: dict[str, _Sourced], collection: str, raw_items: Any, *, file: str, raw_root: Any, prefix: tuple

@@ -90,6 +90,20 @@ PEOPLE = ["ehartwell", "mokafor", "tbrandt", "lnakamura", "jpereira", "ywest", "
           "dkerr", "hvoss", "pmoreau", "aolsen", "nfield"]
 
 
+# Subjects enrolled per site; the evaluable counts of CS-TL-01 (400, 330, 300) are these less the
+# non-evaluable subjects (no valid presentation result or no final diagnosis).
+ENROLLED = {"01": 416, "02": 343, "03": 312}
+
+
+def _split(total: int, parts: int, rng: random.Random) -> list[int]:
+    """`total` spread over `parts` weeks, each near the mean, summing exactly to `total`."""
+    weights = [rng.uniform(0.6, 1.4) for _ in range(parts)]
+    shares = [int(total * w / sum(weights)) for w in weights]
+    for i in range(total - sum(shares)):
+        shares[i % parts] += 1
+    return shares
+
+
 def _iso(day: dt.date) -> str:
     return day.isoformat()
 
@@ -224,8 +238,10 @@ def _verification(rng: random.Random) -> list[dict[str, Any]]:
 def _clinical(rng: random.Random) -> list[dict[str, Any]]:
     out = []
     k = 0
+    weeks = _weeks(D(2025, 9, 26), D(2026, 2, 27))
+    per_week = {site: _split(ENROLLED[site], len(weeks), rng) for site, _ in SITES}
     for site, name in SITES:
-        visits = _weeks(D(2025, 9, 15) + dt.timedelta(days=7 * int(site)), D(2026, 3, 27), 21)
+        visits = _weeks(D(2025, 9, 8) + dt.timedelta(days=3 * int(site)), D(2026, 3, 27), 21)
         for v, day in enumerate(visits, start=1):
             k += 1
             out.append(_doc(
@@ -233,13 +249,16 @@ def _clinical(rng: random.Random) -> list[dict[str, Any]]:
                 f"Site {site} monitoring visit {v:02d}", id=f"G-MON-{site}-{v:02d}", template="clinical/monitoring_report.md.j2",
                 vars={"site": site, "site_name": name, "visit": f"{v:02d}", "date": _iso(day),
                       "kind": "site initiation" if v == 1 else "interim monitoring", "monitor": "Mia Reyes (Meridian)",
-                      "enrolled": min(400, 12 * v + rng.randint(0, 9)), "sdv": f"{rng.randint(20, 100)} %",
+                      "enrolled": sum(n for wk, n in zip(weeks, per_week[site]) if wk <= day), "sdv": f"{rng.randint(20, 100)} %",
                       "findings": rng.sample(["Consent forms complete", "Two sample shipment logs unsigned; corrected on site",
                                               "Freezer temperature log complete", "Delegation log updated",
                                               "One late CRF entry; query raised", "Discharge letters pending for some subjects"], 2),
                       "followup": "Open items tracked in the monitoring tracker."}))
-    for w, day in enumerate(_weeks(D(2025, 9, 26), D(2026, 2, 27)), start=1):
-        rows = [[_iso(day), s, rng.randint(8, 25), rng.randint(5, 18), rng.randint(5, 18), rng.randint(0, 6)] for s, _ in SITES]
+    for w, day in enumerate(weeks, start=1):
+        rows = []
+        for s, _ in SITES:
+            enrolled = per_week[s][w - 1]
+            rows.append([_iso(day), s, enrolled + rng.randint(1, 6), enrolled, enrolled, rng.randint(0, 6)])
         out.append(_doc(f"CS-TL-01/Enrollment/Enrollment week ending {_iso(day)}.csv", "clin-drive", "CLIN", day,
                         f"Enrollment week ending {_iso(day)}", id=f"G-ENR-{w:03d}", template="clinical/enrollment.csv.j2",
                         vars={"rows": rows}))

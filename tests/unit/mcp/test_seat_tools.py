@@ -129,13 +129,13 @@ async def test_read_only_seat_refuses_every_mutation_and_logs_it(s1: Run, mode: 
 @pytest.mark.parametrize("mode", MODES)
 async def test_identity_cannot_be_passed(s1: Run, mode: str) -> None:
     async with s1.client(mode) as client:
-        for tool, arguments in [
-            ("read_file", {"path": "Shared/SOPs/SOP-001.md", "seat": "S4"}),
-            ("list_files", {"as_user": "P4"}),
-            ("send_message", {"to": ["P3"], "subject": "s", "body": "b", "from": "P3"}),
+        for tool, arguments, extra in [
+            ("read_file", {"path": "Shared/SOPs/SOP-001.md", "seat": "S4"}, "seat"),
+            ("list_files", {"as_user": "P4"}, "as_user"),
+            ("send_message", {"to": ["P3"], "subject": "s", "body": "b", "from": "P3"}, "from"),
         ]:
             result = await client.call_tool(tool, arguments)
-            assert "Extra inputs are not permitted" in error_text(result)
+            assert f"`{extra}` is not an argument of this tool" in error_text(result)
     assert [e.outcome for e in s1.events()] == ["error", "error", "error"]
 
 

@@ -192,3 +192,30 @@ def test_passes_when_nothing_done_is_gone() -> None:
     with pytest.raises(ValueError, match="passes_when_nothing_done"):
         Criterion.model_validate({"id": "C1", "text": "t", "route": "deterministic", "passes_when_nothing_done": True,
                                   "check": {"type": "no_prohibited_change"}})  # fmt: skip
+
+
+SITES = {
+    "type": "csv_rows", "path": "sites.csv", "key": ["site"],
+    "rows": [{"site": "02", "tp": 46}, {"site": "pooled", "tp": 143}],
+    "columns": {"site": {"synonyms": {"02": ["Site 2", "Eastmoor"], "pooled": ["all sites"]}}},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("data", "passes"),
+    [
+        ("site,tp\n02,46\npooled,143\n", True),
+        ("site,tp\nSite 2,46\nAll sites,143\n", True),  # a key column's declared synonyms name its rows
+        ("site,tp\nEastmoor,46\npooled,143\n", True),
+        ("site,tp\nSite 3,46\npooled,143\n", False),  # not a declared spelling
+        ("site,tp\n02,46\nSite 2,46\npooled,143\n", False),  # the same row twice, under two spellings
+    ],
+)
+def test_key_column_synonyms_select_rows(tmp_path: Path, data: str, passes: bool) -> None:
+    assert _check(SITES).evaluate(_ctx(tmp_path, {"sites.csv": data})).passed is passes
+
+
+def test_key_column_without_synonyms_matches_identifiers_only(tmp_path: Path) -> None:
+    spec = {**SITES, "columns": {}}
+    assert _check(spec).evaluate(_ctx(tmp_path, {"sites.csv": "site,tp\n02,46\npooled,143\n"})).passed
+    assert not _check(spec).evaluate(_ctx(tmp_path, {"sites.csv": "site,tp\nSite 2,46\npooled,143\n"})).passed

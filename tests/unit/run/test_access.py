@@ -91,3 +91,14 @@ def test_an_undecidable_call_makes_unknown_only_what_it_could_decide(tmp_path: P
     assert report.labels["C3"] == "accessed" and report.labels["C11"] == "unknown"
     # Criteria whose evidence that read could not have supplied keep their decided labels.
     assert report.labels["C2"] == "accessed" and report.labels["C8"] == "not_accessed" and report.labels["S1"] == "not_accessed"
+
+
+def test_the_runners_log_records_server_agent_condition_and_the_frozen_check(tmp_path: Path) -> None:
+    from worldkit.store import Store, get_run
+
+    record, _ = _run(tmp_path, [("list_files", {})])
+    with Store.open(f"sqlite:///{tmp_path / 's.db'}", create=False) as store:
+        meta = get_run(store, record.run_id).meta
+    assert meta is not None
+    assert (meta["server"], meta["agent"], meta["condition"]) == ("worldkit.run", record.agent, "full")
+    assert meta["trusted_staged"] is False and meta["frozen_check"]["status"] in {"pass", "skip"}

@@ -174,3 +174,72 @@ def test_processes_share_one_entry(tmp_path: Path, cache: Path) -> None:
     assert digests == {_fresh_load(root).revision("r2").digest}
     assert len(list((cache / "worlds").glob("*.pickle"))) == 1
     assert not list((cache / "worlds").glob("*.tmp"))
+
+
+
+def test_compiled_templates_are_cached_by_source_and_a_damaged_entry_is_recompiled(
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from worldkit.materialize import materialize
+    from worldkit.render.env import build_environment
+
+    root = _world(tmp_path)
+    package = _fresh_load(root)
+    templates = dict(package.revision("r1").templates)
+    name = sorted(templates)[0]
+    build_environment(templates).get_template(name)
+    entries = sorted((cache / "templates").glob("*.pickle"))
+    assert len(entries) == 1
+
+    def no_compile(*args: object, **kwargs: object) -> None:
+        raise AssertionError("compiled again")
+
+    warm = build_environment(templates)
+    monkeypatch.setattr(warm, "compile", no_compile)
+    warm.get_template(name)  # a new environment (as in a new process) reads the entry
+    edited = {**templates, name: templates[name] + "edited\n"}
+    other = build_environment(edited)
+    with pytest.raises(AssertionError, match="compiled again"):
+        monkeypatch.setattr(other, "compile", no_compile)
+        other.get_template(name)  # another source is never served the old entry
+    entries[0].write_bytes(b"not a cache entry")
+    build_environment(templates).get_template(name)  # recompiled from source ...
+    assert read_entry(entries[0].stem, cache, kind="templates") is not None  # ... and rewritten whole
+    from worldkit.render import env as render_env
+
+    from worldkit.materialize.memo import fresh_renders
+
+    with fresh_renders():
+        render_env._ENVIRONMENTS.clear()
+        cached = materialize(package, "r1", "2025-07-01", "S1", tmp_path / "cached").manifest
+        monkeypatch.setenv("WORLDKIT_CACHE", "off")
+        render_env._ENVIRONMENTS.clear()
+        assert materialize(package, "r1", "2025-07-01", "S1", tmp_path / "uncached").manifest.files == cached.files
+
+
+def test_a_byte_identical_copy_elsewhere_is_the_loaded_package_rebased(
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    from worldkit.world import load as world_load
+
+    monkeypatch.setattr(world_cache, "_BY_CONTENT", {})  # nothing remembered from other tests
+    root = _world(tmp_path)
+    first = _fresh_load(root)
+    copy = tmp_path / "copies" / "mini"
+    shutil.copytree(root, copy)
+
+    def no_load(path: Path) -> None:
+        raise AssertionError(f"loaded {path} from source")
+
+    monkeypatch.setattr(world_load, "_load_package", no_load)
+    twin = _fresh_load(copy)
+    assert twin.root == copy.resolve() and twin is not first
+    assert [twin.revision(n).digest for n in twin.revision_names] == [first.revision(n).digest for n in first.revision_names]
+    assert all(str(copy.resolve()) in v for v in twin.origin.values() if str(tmp_path) in v)
+    assert not any(v.startswith(str(root) + "/") for v in twin.origin.values())
+    note = copy / "templates" / "note.md.j2"
+    note.write_text(note.read_text() + "edited in the copy only\n")
+    with pytest.raises(AssertionError, match="from source"):
+        _fresh_load(copy)  # an edited copy is loaded anew

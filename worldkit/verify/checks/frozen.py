@@ -280,17 +280,21 @@ class SeatRepeat(BaseCheck):
         items: list[Item] = []
         per_seat: dict[str, dict[str, list[str]]] = {}
         attempted = identical = 0
+        seats = sorted(ctx.package.revision(rev).seats)
         for date in ctx.dates:
-            for seat in sorted(ctx.package.revision(rev).seats):
-                trees: list[str] = []
-                bundles: list[str] = []
-                fingerprints: list[str] = []
-                for _ in range(ctx.repeats):
-                    built = ctx.fresh_build(rev, date, seat)
-                    trees.append(built.tree_sha256())
-                    bundles.append(built.manifest.tool_bundle_sha256)
-                    fingerprints.append(built.manifest.fingerprint)
-                    built.discard()
+            seen: dict[str, tuple[list[str], list[str], list[str]]] = {seat: ([], [], []) for seat in seats}
+            # Repeat n materializes every seat afresh: each source is rendered anew once per repeat
+            # (the seats of one repeat share it, as they do in any materialize).
+            for _ in range(ctx.repeats):
+                with ctx.repeat_round():
+                    for seat in seats:
+                        built = ctx.fresh_build(rev, date, seat)
+                        seen[seat][0].append(built.tree_sha256())
+                        seen[seat][1].append(built.manifest.tool_bundle_sha256)
+                        seen[seat][2].append(built.manifest.fingerprint)
+                        built.discard()
+            for seat in seats:
+                trees, bundles, fingerprints = seen[seat]
                 attempted += len(trees)
                 same = len(set(trees)) == 1 and len(set(bundles)) == 1 and len(set(fingerprints)) == 1
                 identical += len(trees) if same else 0

@@ -85,12 +85,24 @@ def _created(rec: Record) -> dt.date | None:
     return events[0][1].date if events and events[0][1].kind == "created" else None
 
 
-def _changes_on(state: WorldState, day: dt.date) -> set[tuple[str, str]]:
+def _changes_by_day(state: WorldState) -> dict[dt.date, set[tuple[str, str]]]:
+    """Day → the items whose existence or state differs between day-1 and day (one pass over the world)."""
+    by_day: dict[dt.date, set[tuple[str, str]]] = defaultdict(set)
+    for d in state.documents.values():
+        by_day[d.visible_from].add(("document", d.id))
+        if d.visible_until is not None:
+            by_day[d.visible_until].add(("document", d.id))
+    for r in state.records.values():
+        for e in r.events:
+            by_day[e.date].add(("record", r.id))
+    for m in state.messages.values():
+        by_day[m.date].add(("message", m.id))
+    return dict(by_day)
+
+
+def _changes_on(state: WorldState, day: dt.date, index: dict[dt.date, set[tuple[str, str]]] | None = None) -> set[tuple[str, str]]:
     """Items whose existence or state differs between day-1 and day (from the world data alone)."""
-    changed = {("document", d.id) for d in state.documents.values() if day in (d.visible_from, d.visible_until)}
-    changed |= {("record", r.id) for r in state.records.values() if any(e.date == day for e in r.events)}
-    changed |= {("message", m.id) for m in state.messages.values() if m.date == day}
-    return changed
+    return set((index if index is not None else _changes_by_day(state)).get(day, ()))
 
 
 def _status_as_of(rec: Record, day: dt.date) -> str | None:
@@ -230,9 +242,10 @@ def _choose_file_or_message(state: WorldState, policy: Policy, only: int | None 
     if not ranked:
         return None
     options = []
+    index = _changes_by_day(state)
     for order, day, path, label, seats in ranked:
         blind = next((s for s in sorted(state.seats) if s not in seats), None)
-        alone = len(_changes_on(state, day)) == 1
+        alone = len(_changes_on(state, day, index)) == 1
         options.append(((not alone, blind is None, order, path), day, seats[0], blind, path, label))
     _, day, seat, blind, path, label = min(options, key=lambda o: o[0])
     return None, day, seat, blind, path, label
@@ -241,6 +254,7 @@ def _choose_file_or_message(state: WorldState, policy: Policy, only: int | None 
 def _choose(state: WorldState, policy: Policy) -> Choice | None:
     """The record to test: prefer one whose effective date changes nothing else, then approvals."""
     ranked = []
+    index = _changes_by_day(state)
     for rec in state.records.values():
         day = _created(rec)
         if rec.verifier_only or day is None:
@@ -249,7 +263,7 @@ def _choose(state: WorldState, policy: Policy) -> Choice | None:
         if not seats:
             continue
         blind = next((s for s in sorted(state.seats) if s not in seats), None)
-        alone = _changes_on(state, day) == {("record", rec.id)}
+        alone = _changes_on(state, day, index) == {("record", rec.id)}
         approval = "approval" in rec.type or any(e.kind == "approval" for e in rec.events)
         ranked.append((not alone, not approval, blind is None, rec.id, rec, day, seats[0], blind))
     if not ranked:

@@ -84,7 +84,9 @@ def _pushed(memo: RenderMemo | None) -> Iterator[RenderMemo | None]:
 @contextmanager
 def fresh_renders() -> Iterator[None]:
     """Within the block, every planned file is rendered anew (nothing read from or added to the memo)."""
-    with _pushed(None):
+    from worldkit.render.office.cache import fresh
+
+    with _pushed(None), fresh():
         yield
 
 
@@ -92,6 +94,8 @@ def fresh_renders() -> Iterator[None]:
 def new_memo(budget: int = BUDGET) -> Iterator[RenderMemo]:
     """Within the block, a memo of its own, empty at the start: every source renders anew, once, and
     nothing rendered before or elsewhere is read (the process's memo is neither read nor filled)."""
-    with _pushed(RenderMemo(budget)) as memo:
+    from worldkit.render.office.cache import fresh
+
+    with _pushed(RenderMemo(budget)) as memo, fresh():
         assert memo is not None
         yield memo

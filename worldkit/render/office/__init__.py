@@ -51,7 +51,11 @@ def format_of(path: str) -> Format | None:
 def render_office(path: str, text: str, meta: Meta) -> bytes | None:
     """The bytes of `path` in its office format, or None for a text file."""
     found = format_of(path)
-    return None if found is None else found.render(text, meta)
+    if found is None:
+        return None
+    from worldkit.render.office.cache import cached
+
+    return cached(path[path.rfind(".") :].lower(), text, meta, lambda: found.render(text, meta))
 
 
 def extract_text(path: str, data: bytes) -> str | None:

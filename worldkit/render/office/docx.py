@@ -11,7 +11,11 @@ from worldkit.render.office.markdown import blocks, spans, table_lines
 if TYPE_CHECKING:
     from worldkit.render.office import Meta
 
-_LISTS = {"bullet": "List Bullet", "numbered": "List Number", "quote": "Quote"}
+_LISTS = {"bullet": "ListBullet", "numbered": "ListNumber", "quote": "Quote"}
+"""Block kind → style id of python-docx's default template ("List Bullet" is `ListBullet`).
+
+Styles are set by id on the paragraph's XML: python-docx's lookup by name scans every style of
+the template for each paragraph (most of a document's render time), and writes the same id."""
 
 
 def _runs(paragraph, text: str) -> None:
@@ -19,6 +23,13 @@ def _runs(paragraph, text: str) -> None:
         run = paragraph.add_run(part)
         if bold:
             run.bold = True
+
+
+def _paragraph(document, style_id: str | None):
+    paragraph = document.add_paragraph()
+    if style_id is not None:
+        paragraph._p.style = style_id
+    return paragraph
 
 
 def render(text: str, meta: Meta) -> bytes:
@@ -34,16 +45,16 @@ def render(text: str, meta: Meta) -> bytes:
     props.comments = props.keywords = props.subject = props.category = ""
     for block in blocks(text):
         if block.kind == "heading":
-            _runs(document.add_heading(level=min(block.level, 9)), block.text)
+            _runs(_paragraph(document, f"Heading{min(block.level, 9)}"), block.text)
         elif block.kind == "table":
             width = max(len(r) for r in block.rows)
             table = document.add_table(rows=len(block.rows), cols=width)
-            table.style = "Table Grid"
+            table._tbl.tblStyle_val = "TableGrid"
             for row, values in zip(table.rows, block.rows):
                 for cell, value in zip(row.cells, values + [""] * (width - len(values))):
                     cell.text = value
         else:
-            _runs(document.add_paragraph(style=_LISTS.get(block.kind)), block.text)
+            _runs(_paragraph(document, _LISTS.get(block.kind)), block.text)
     buffer = io.BytesIO()
     document.save(buffer)
     return fixed_package(buffer.getvalue(), when)

@@ -211,7 +211,7 @@ def diff_against(actual: dict[str, str], entries: list[Entry]) -> TreeDiff:
 
 def _spawn_rebuild(world: Path, out: Path, hashseed: str) -> subprocess.Popen[str]:
     """A fresh interpreter that rebuilds the targets it reads on stdin (see `worldkit.verify.rebuild`)."""
-    env = {**os.environ, "PYTHONHASHSEED": hashseed}
+    env = {**os.environ, "PYTHONHASHSEED": hashseed, "WORLDKIT_RENDER_CACHE": "off"}  # render anew
     return subprocess.Popen(
         [sys.executable, "-m", "worldkit.verify.rebuild", str(world), str(out)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,

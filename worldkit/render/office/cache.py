@@ -1,0 +1,119 @@
+"""Office bytes kept across processes: a file's format bytes are a function of its text and metadata.
+
+Rendering DOCX and PDF costs far more than the template that produced the text (python-docx's
+style lookups, fpdf2's line breaking), and every process that materializes a world — each CLI
+call, each test worker, each of verify's rebuilds — would otherwise pay it again for the same
+text. The bytes are stored under `<cache>/office/<k[:2]>/<k>` (the world cache's folder, see
+`worldkit.world.cache.cache_root`), keyed by the SHA-256 of everything they depend on: the format,
+the text, the title, date and author, the source of this package and the versions of the format
+libraries. An entry carries the digest of its payload and is used only when both match; anything
+else is ignored and rendered again. Nothing in the cache is needed for correctness.
+
+The reproducibility checks must render anew: `WORLDKIT_RENDER_CACHE=off` in the environment
+(set for verify's fresh-process rebuilds) or a `fresh()` block (seat repeats) bypass the cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from worldkit.render.office import Meta
+
+ENV = "WORLDKIT_RENDER_CACHE"
+_MAGIC = b"worldkit-office-1 "
+_LIBRARIES = ("python-docx", "openpyxl", "fpdf2", "pypdf", "lxml")
+_FRESH: list[bool] = [False]
+_CODE: dict[str, str] = {}
+
+
+@contextmanager
+def fresh() -> Iterator[None]:
+    """Within the block, office bytes are rendered anew (nothing read from or added to the cache)."""
+    _FRESH.append(True)
+    try:
+        yield
+    finally:
+        _FRESH.pop()
+
+
+def _folder() -> Path | None:
+    if _FRESH[-1] or os.environ.get(ENV, "").strip().lower() in {"off", "0", "no", "false"}:
+        return None
+    from worldkit.world.cache import cache_root
+
+    root = cache_root()
+    return None if root is None else root / "office"
+
+
+def _code() -> str:
+    """The renderers' own source and the format libraries' versions, digested once per process."""
+    if "code" not in _CODE:
+        digest = hashlib.sha256()
+        for path in sorted(Path(__file__).parent.glob("*.py")):
+            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+        for name in _LIBRARIES:
+            try:
+                version = metadata.version(name)
+            except metadata.PackageNotFoundError:
+                version = "-"
+            digest.update(f"{name}={version}\0".encode())
+        _CODE["code"] = digest.hexdigest()
+    return _CODE["code"]
+
+
+def key(extension: str, text: str, meta: Meta) -> str:
+    parts = (_code(), extension, meta.title, meta.date.isoformat(), meta.author, text)
+    digest = hashlib.sha256()
+    for part in parts:
+        data = part.encode("utf-8")
+        digest.update(len(data).to_bytes(8, "big") + data)
+    return digest.hexdigest()
+
+
+def cached(extension: str, text: str, meta: Meta, render: Callable[[], bytes]) -> bytes:
+    """`render()`, or the bytes a previous render of the very same inputs stored."""
+    folder = _folder()
+    if folder is None:
+        return render()
+    name = key(extension, text, meta)
+    path = folder / name[:2] / name
+    found = _read(path)
+    if found is not None:
+        return found
+    data = render()
+    _write(path, data)
+    return data
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    head, sep, payload = raw.partition(b"\n")
+    if not sep or not head.startswith(_MAGIC) or head[len(_MAGIC):] != hashlib.sha256(payload).hexdigest().encode():
+        return None
+    return payload
+
+
+def _write(path: Path, data: bytes) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".office-", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(_MAGIC + hashlib.sha256(data).hexdigest().encode() + b"\n" + data)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError:
+        return  # a read-only or full disk only costs time

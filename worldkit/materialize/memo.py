@@ -93,9 +93,12 @@ def fresh_renders() -> Iterator[None]:
 @contextmanager
 def new_memo(budget: int = BUDGET) -> Iterator[RenderMemo]:
     """Within the block, a memo of its own, empty at the start: every source renders anew, once, and
-    nothing rendered before or elsewhere is read (the process's memo is neither read nor filled)."""
-    from worldkit.render.office.cache import fresh
+    nothing rendered before or elsewhere is read (the process's memo is neither read nor filled).
 
-    with _pushed(RenderMemo(budget)) as memo, fresh():
+    Office bytes still come from the cross-process office cache (`worldkit.render.office.cache`):
+    their text is rendered anew and the cache is keyed by it; that the format libraries themselves
+    reproduce is shown by `rebuild-repeat`'s first rebuild, which renders them in a fresh process
+    with the cache off."""
+    with _pushed(RenderMemo(budget)) as memo:
         assert memo is not None
         yield memo

@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from worldkit.canon import sha256_json
+from worldkit.check_result import CheckResult, Item, result
 from worldkit.errors import CheckFailed, WorldkitError
+from worldkit.frozen.workspace import PACKAGE_NAME, verify_workspace
 from worldkit.materialize.manifest import MANIFEST_NAME, Entry, Manifest, read_manifest
 from worldkit.materialize.scan import read_regular
-from worldkit.check_result import CheckResult, Item, result
-from worldkit.frozen.workspace import PACKAGE_NAME, verify_workspace
 
 CHECK_ID = "frozen-workspace"
 PURPOSE = (

@@ -61,10 +61,13 @@ def test_run_heads_only_move_forward_onto_stored_events(logged: Store, sql: str)
 
 
 def _insert(store: Store, seq: int, prev_hash: str) -> None:
+    # On SQLite with the key a writer must give (`event_key`: the run's key and the seq).
+    key = ("id, ", "(SELECT run_key FROM log_runs WHERE run_id = 'run-1') * 4294967296 + :seq, ")
+    id_column, id_value = key if store.backend == "sqlite" else ("", "")
     _raw(
         store,
-        "INSERT INTO log_events (run_id, seq, version, time, seat, tool, arguments, outcome,"
-        " prev_hash, hash) VALUES ('run-1', :seq, 1, '2026-03-02T09:00:00.000000Z', :seat,"
+        f"INSERT INTO log_events ({id_column}run_id, seq, version, time, seat, tool, arguments, outcome,"
+        f" prev_hash, hash) VALUES ({id_value}'run-1', :seq, 1, '2026-03-02T09:00:00.000000Z', :seat,"
         " 't', '{}', 'ok', :prev, :hash)",
         seq=seq,
         seat=SEAT,

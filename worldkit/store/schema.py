@@ -13,6 +13,9 @@ so a run's events are one contiguous, ever-growing range of keys and an append l
 right edge of the table's B-tree (a composite text key splits pages in the middle of the tree:
 about twice the pages written per commit). The insert guard requires the key to be exactly
 that of the event's run and seq, so (run_id, seq) stays unique. PostgreSQL keeps (run_id, seq).
+
+Run records (schema 4) are insert-only in the same way: a run's execution record is stored once,
+never replaced, updated or deleted, and only while its anchored head is the end of its run's log.
 This module must never hold data or open connections of its own: it describes, `install` creates.
 """
 
@@ -162,6 +165,24 @@ def order_column(table: sa.Table | sa.Alias) -> sa.ColumnElement[Any]:
     """The column that orders one run's events by seq, cheapest on this backend."""
     return table.c.id if "id" in table.c else table.c.seq
 
+run_records = sa.Table(
+    "run_records",
+    metadata,
+    sa.Column(
+        "run_id", sa.String(128), sa.ForeignKey("log_runs.run_id"), primary_key=True
+    ),
+    # The record's own format version (`worldkit.run.record.RECORD_SCHEMA_VERSION`).
+    sa.Column("record_schema", sa.SmallInteger, nullable=False),
+    # The head the record's final log anchor names; when stored it was the end of the run's log.
+    sa.Column("head_seq", sa.BigInteger, nullable=False),
+    sa.Column("head_hash", sa.String(64), nullable=False),
+    # The record as canonical JSON (UTF-8) and the SHA-256 of exactly those bytes.
+    sa.Column("record_json", sa.LargeBinary, nullable=False),
+    sa.Column("sha256", sa.String(64), nullable=False),
+    sa.Column("created_at", sa.String(32), nullable=False),
+    sa.CheckConstraint("head_seq >= 0", name="run_records_head_seq"),
+)
+
 APPEND_ONLY_MESSAGE = "worldkit: the event log is append-only; events cannot be updated or deleted"
 
 EXISTING_EVENT_MESSAGE = (
@@ -175,6 +196,68 @@ RUN_KEY_MESSAGE = (
     f"worldkit: a run of the event log needs its own run_key, 1 to {MAX_RUN_KEY} (the next "
     "after the largest stored)"
 )
+
+RECORD_IMMUTABLE_MESSAGE = (
+    "worldkit: run records are insert-only; a stored record cannot be updated or deleted"
+)
+EXISTING_RECORD_MESSAGE = (
+    "worldkit: this run already has a stored record (REPLACE and UPSERT are refused)"
+)
+UNANCHORED_RECORD_MESSAGE = (
+    "worldkit: a run record must name the end of its log (head seq and hash of its last "
+    "stored event, or seq 0 for a run without events)"
+)
+
+_SQLITE_RECORD_GUARDS = [
+    f"""CREATE TRIGGER IF NOT EXISTS run_records_no_update BEFORE UPDATE ON run_records
+    BEGIN SELECT RAISE(ABORT, '{RECORD_IMMUTABLE_MESSAGE}'); END""",
+    f"""CREATE TRIGGER IF NOT EXISTS run_records_no_delete BEFORE DELETE ON run_records
+    BEGIN SELECT RAISE(ABORT, '{RECORD_IMMUTABLE_MESSAGE}'); END""",
+    f"""CREATE TRIGGER IF NOT EXISTS run_records_insert BEFORE INSERT ON run_records
+    BEGIN
+        SELECT RAISE(ABORT, '{EXISTING_RECORD_MESSAGE}') WHERE EXISTS (
+            SELECT 1 FROM run_records WHERE run_id = NEW.run_id);
+        SELECT RAISE(ABORT, '{UNANCHORED_RECORD_MESSAGE}')
+        WHERE NOT EXISTS (SELECT 1 FROM log_runs WHERE run_id = NEW.run_id)
+            OR EXISTS (SELECT 1 FROM log_events, log_runs AS r WHERE r.run_id = NEW.run_id
+                AND log_events.id > r.run_key * {1 << SEQ_BITS} + NEW.head_seq
+                AND log_events.id <= r.run_key * {1 << SEQ_BITS} + {MAX_SEQ})
+            OR (NEW.head_seq > 0 AND NOT EXISTS (SELECT 1 FROM log_events, log_runs AS r
+                WHERE r.run_id = NEW.run_id AND log_events.id = r.run_key * {1 << SEQ_BITS} + NEW.head_seq
+                    AND log_events.hash = NEW.head_hash))
+            OR (NEW.head_seq = 0 AND NOT EXISTS (SELECT 1 FROM log_runs
+                WHERE run_id = NEW.run_id AND head_seq = 0 AND head_hash = NEW.head_hash));
+    END""",
+]
+
+_POSTGRES_RECORD_GUARDS = [
+    f"""CREATE OR REPLACE FUNCTION worldkit_run_record_immutable() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+    BEGIN
+        RAISE EXCEPTION '{RECORD_IMMUTABLE_MESSAGE} (% on %)', TG_OP, TG_TABLE_NAME
+            USING ERRCODE = 'integrity_constraint_violation';
+    END $$""",
+    f"""CREATE OR REPLACE FUNCTION worldkit_run_record_anchored() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+    BEGIN
+        IF NOT EXISTS (SELECT 1 FROM log_runs WHERE run_id = NEW.run_id)
+            OR EXISTS (SELECT 1 FROM log_events WHERE run_id = NEW.run_id AND seq > NEW.head_seq)
+            OR (NEW.head_seq > 0 AND NOT EXISTS (SELECT 1 FROM log_events
+                WHERE run_id = NEW.run_id AND seq = NEW.head_seq AND hash = NEW.head_hash))
+            OR (NEW.head_seq = 0 AND NOT EXISTS (SELECT 1 FROM log_runs
+                WHERE run_id = NEW.run_id AND head_seq = 0 AND head_hash = NEW.head_hash)) THEN
+            RAISE EXCEPTION '{UNANCHORED_RECORD_MESSAGE} (run %)', NEW.run_id
+                USING ERRCODE = 'integrity_constraint_violation';
+        END IF;
+        RETURN NEW;
+    END $$""",
+    """CREATE TRIGGER run_records_immutable BEFORE UPDATE OR DELETE ON run_records
+    FOR EACH ROW EXECUTE FUNCTION worldkit_run_record_immutable()""",
+    """CREATE TRIGGER run_records_no_truncate BEFORE TRUNCATE ON run_records
+    FOR EACH STATEMENT EXECUTE FUNCTION worldkit_run_record_immutable()""",
+    """CREATE TRIGGER run_records_anchored BEFORE INSERT ON run_records
+    FOR EACH ROW EXECUTE FUNCTION worldkit_run_record_anchored()""",
+]
 
 _SQLITE_GUARDS = [
     f"""CREATE TRIGGER IF NOT EXISTS log_events_no_update BEFORE UPDATE ON log_events
@@ -289,7 +372,8 @@ def installed_version(conn: Connection) -> int | None:
 def migrate(conn: Connection, version: int) -> None:
     """Bring a store of an older schema version up to this one, step by step, inside the
     caller's write transaction (2 → 3: runs gain `meta`, immutable like the rest of the run's
-    row; 4 → 5: runs gain `run_key`, and on SQLite the events are re-keyed by `event_key`)."""
+    row; 3 → 4: the insert-only `run_records` table and its guards; 4 → 5: runs gain
+    `run_key`, and on SQLite the events are re-keyed by `event_key`)."""
     if conn.dialect.name == "postgresql":
         conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_INSTALL_LOCK})
     current = installed_version(conn)
@@ -312,22 +396,17 @@ def _run_guards(conn: Connection, statements: list[str]) -> None:
 def _upgrade_2_to_3(conn: Connection) -> None:
     conn.exec_driver_sql("ALTER TABLE log_runs ADD COLUMN meta TEXT")
     if conn.dialect.name == "postgresql":
-        _run_guards(conn, [g for g in _POSTGRES_GUARDS if "worldkit_log_run_head()" in g and "FUNCTION" in g[:40]])
-        return
-    # Schema 3's run guard; the 4 → 5 step replaces it (it names `run_key`, which comes then).
-    conn.exec_driver_sql("DROP TRIGGER IF EXISTS log_runs_head")
-    conn.exec_driver_sql(
-        """CREATE TRIGGER log_runs_head BEFORE UPDATE ON log_runs
-        WHEN NEW.run_id IS NOT OLD.run_id OR NEW.seat IS NOT OLD.seat
-            OR NEW.created_at IS NOT OLD.created_at OR NEW.session IS NOT OLD.session
-            OR NEW.exclusive IS NOT OLD.exclusive OR NEW.meta IS NOT OLD.meta
-            OR NEW.head_seq <= OLD.head_seq
-            OR NOT EXISTS (SELECT 1 FROM log_events
-                WHERE run_id = NEW.run_id AND seq = NEW.head_seq AND hash = NEW.head_hash)
-        BEGIN SELECT RAISE(ABORT,
-            'worldkit: a run''s head can only move forward onto a stored event');
-        END"""
-    )
+        statements = [g for g in _POSTGRES_GUARDS if "worldkit_log_run_head()" in g and "FUNCTION" in g[:40]]
+    else:
+        conn.exec_driver_sql("DROP TRIGGER IF EXISTS log_runs_head")
+        statements = [g for g in _SQLITE_GUARDS if "log_runs_head" in g]
+    _run_guards(conn, statements)
+
+
+def _upgrade_3_to_4(conn: Connection) -> None:
+    run_records.create(conn, checkfirst=True)
+    _run_guards(conn, _POSTGRES_RECORD_GUARDS if conn.dialect.name == "postgresql" else _SQLITE_RECORD_GUARDS)
+
 
 
 def _upgrade_4_to_5(conn: Connection) -> None:
@@ -339,8 +418,8 @@ def _upgrade_4_to_5(conn: Connection) -> None:
     if conn.dialect.name == "postgresql":
         _run_guards(conn, [g for g in _POSTGRES_GUARDS if "worldkit_log_run_head()" in g and "FUNCTION" in g[:40]])
         return
-    triggers = conn.exec_driver_sql("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'").all()
-    for name, _sql in triggers:
+    triggers = conn.exec_driver_sql("SELECT name FROM sqlite_master WHERE type = 'trigger'").all()
+    for (name,) in triggers:
         conn.exec_driver_sql(f'DROP TRIGGER "{name}"')
     # Creation order: created_at, ties by the rowid (the order of the inserts).
     conn.exec_driver_sql(
@@ -365,11 +444,11 @@ def _upgrade_4_to_5(conn: Connection) -> None:
             "the event log; `worldkit log verify` on a copy made by the previous worldkit shows them"
         )
     conn.exec_driver_sql(f"DROP TABLE {old}")
-    kept_triggers = [sql for name, sql in triggers if not name.startswith(("log_events_", "log_runs_"))]
-    _run_guards(conn, _SQLITE_GUARDS + kept_triggers)
+    _run_guards(conn, _SQLITE_GUARDS + _SQLITE_RECORD_GUARDS)
 
 
-_UPGRADES = {2: _upgrade_2_to_3, 4: _upgrade_4_to_5}
+#: Schema version → the step that upgrades a store of that version to the next one.
+_UPGRADES = {2: _upgrade_2_to_3, 3: _upgrade_3_to_4, 4: _upgrade_4_to_5}
 
 
 def install(conn: Connection) -> None:
@@ -381,12 +460,12 @@ def install(conn: Connection) -> None:
         return
     if conn.dialect.name == "postgresql":
         metadata.create_all(conn, checkfirst=True)
-        _run_guards(conn, _POSTGRES_GUARDS)
+        _run_guards(conn, _POSTGRES_GUARDS + _POSTGRES_RECORD_GUARDS)
     else:
         tables = [table for table in metadata.sorted_tables if table.name != log_events.name]
         metadata.create_all(conn, tables=tables, checkfirst=True)
         sqlite_log_events.create(conn, checkfirst=True)
-        _run_guards(conn, _SQLITE_GUARDS)
+        _run_guards(conn, _SQLITE_GUARDS + _SQLITE_RECORD_GUARDS)
     conn.execute(
         sa.insert(store_meta).values(key="schema_version", value=str(SCHEMA_VERSION))
     )

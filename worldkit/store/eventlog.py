@@ -200,6 +200,12 @@ class EventLog:
         # SQLite keys an event by `event_key(run_key, seq)`: this plus seq (None on PostgreSQL).
         self._key_base = None if head.run_key is None else head.run_key << SEQ_BITS
         self._dialect = store.engine.dialect
+        if self._key_base is None and self._dialect.name == "sqlite":
+            raise StoreError(
+                f"run {self.run_id} in store {store.url} has no run_key, which every run of a SQLite "
+                f"store gets when it is created: the store was edited past its guards; "
+                f"`worldkit log verify {self.run_id}` checks its log, and a new run id starts afresh"
+            )
         self._sql = _statements(self._dialect)
         self._insert_text, self._insert_params = self._sql.insert.text, self._sql.insert.params
         # The fields every event of this log shares, as `row_hash` encodes them.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import sqlalchemy as sa
 
+from worldkit.errors import StoreError
 from worldkit.store import EventLog, Store, genesis_hash, verify_chain
 
 SEAT = "EMP-QC-001"
@@ -90,3 +91,13 @@ def test_an_insert_that_does_not_link_to_its_predecessor_is_rejected(logged: Sto
 def test_an_insert_over_an_existing_event_is_rejected(logged: Store) -> None:
     with pytest.raises(sa.exc.IntegrityError):
         _insert(logged, 1, genesis_hash("run-1"))
+
+
+def test_a_run_whose_key_was_removed_behind_the_guards_is_refused_by_name(logged: Store) -> None:
+    if logged.backend != "sqlite":
+        pytest.skip("only SQLite keys events by run_key")
+    with logged.engine.begin() as conn:
+        conn.exec_driver_sql("DROP TRIGGER log_runs_head")
+        conn.exec_driver_sql("UPDATE log_runs SET run_key = NULL")
+    with pytest.raises(StoreError, match="run run-1 .* has no run_key.* edited past its guards"):
+        EventLog(logged, "run-1", SEAT)

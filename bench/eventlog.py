@@ -2,11 +2,12 @@
 
 For each backend (a SQLite file; PostgreSQL in a throwaway schema if reachable) prints JSON lines:
 - `appends`: one call per commit through one `EventLog` (what an MCP server does: durable before
-  the call is answered, anchored in a file), side by side with the baseline — the same rows as
-  plain one-row insert-and-commit statements (no chain, no hash, no triggers) on a driver
-  connection of the same engine, set up the same way (autocommit; on SQLite the same WAL journal
-  and `synchronous` setting, on PostgreSQL the same `synchronous_commit`) — and their `ratio`
-  (target ≥ 0.8), and batched `append_many`. Timed repeats alternate log and baseline;
+  the call is answered, anchored in a file), side by side with the baseline — the same calls as
+  plain one-row insert-and-commit statements (no chain, no hash, no triggers) into a table keyed
+  by an integer (on SQLite its rowid: one B-tree per insert) on the log's own driver connection
+  (autocommit; so on SQLite the same WAL journal and `synchronous` setting, on PostgreSQL the
+  same `synchronous_commit`, printed as `settings`) — and their `ratio` (target ≥ 0.8), the CPU
+  ratio, and batched `append_many`. Timed blocks alternate log and baseline;
 - `concurrent`: several processes appending to one run at once (aggregate rate, chain checked);
 - `replay`: a 100,000-event run read back, verified (`verify_chain`) and handed to a replayer
   (`state_changes`).

@@ -138,7 +138,8 @@ def score_figures(
     """The figures of `worldkit.infoorg.scoring.score_trees` (see there), as a plain dict."""
     if reference and reference.keys() == output.keys():
         try:  # one pass over the records; names are then checked once per distinct path
-            pairs = Counter(zip(map(tuple, reference.values()), map(tuple, map(output.__getitem__, reference))))
+            out_paths = map(tuple, map(output.__getitem__, reference))
+            pairs = Counter(zip(map(tuple, reference.values()), out_paths))
             bad_reference = _bad_names(dict.fromkeys(path for path, _ in pairs))
             bad_output = _bad_names(dict.fromkeys(path for _, path in pairs))
         except TypeError:  # an unhashable name: the record-by-record checks below report it

@@ -77,7 +77,7 @@ def check_staged(
     `manifests/<world>/`, or re-derived from the overlay's world where nothing is frozen), unless
     `trust_staged`; returns the `frozen-workspace` result (its counts say whether it was trusted)."""
     from worldkit.overlay.load import overlay_world
-    from worldkit.verify.staged import require_staged
+    from worldkit.frozen.staged import require_staged
 
     world = overlay_world(overlay) if overlay is not None else None
     return require_staged(candidate, "run blocked: staged package", trust_staged=trust_staged, world=world,

@@ -6,6 +6,9 @@ event. On SQLite, `REPLACE`/`INSERT OR REPLACE` and upserts would overwrite a ro
 delete trigger, so BEFORE INSERT triggers refuse any insert whose key already exists (an event of
 that run and seq, or a run id already claimed). Guards stop casual edits; someone with DDL rights
 can drop them, which is what the hash chain and the anchor outside the database are for.
+
+Run records (schema 4) are insert-only in the same way: a run's execution record is stored once,
+never replaced, updated or deleted, and only while its anchored head is the end of its run's log.
 This module must never hold data or open connections of its own: it describes, `install` creates.
 """
 
@@ -15,7 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 #: Bumped whenever a table or trigger changes; a store of another version is refused.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 metadata = sa.MetaData()
 
@@ -82,6 +85,24 @@ log_events = sa.Table(
     sqlite_with_rowid=False,
 )
 
+run_records = sa.Table(
+    "run_records",
+    metadata,
+    sa.Column(
+        "run_id", sa.String(128), sa.ForeignKey("log_runs.run_id"), primary_key=True
+    ),
+    # The record's own format version (`worldkit.run.record.RECORD_SCHEMA_VERSION`).
+    sa.Column("record_schema", sa.SmallInteger, nullable=False),
+    # The head the record's final log anchor names; when stored it was the end of the run's log.
+    sa.Column("head_seq", sa.BigInteger, nullable=False),
+    sa.Column("head_hash", sa.String(64), nullable=False),
+    # The record as canonical JSON (UTF-8) and the SHA-256 of exactly those bytes.
+    sa.Column("record_json", sa.LargeBinary, nullable=False),
+    sa.Column("sha256", sa.String(64), nullable=False),
+    sa.Column("created_at", sa.String(32), nullable=False),
+    sa.CheckConstraint("head_seq >= 0", name="run_records_head_seq"),
+)
+
 APPEND_ONLY_MESSAGE = "worldkit: the event log is append-only; events cannot be updated or deleted"
 
 EXISTING_EVENT_MESSAGE = (
@@ -91,6 +112,65 @@ EXISTING_EVENT_MESSAGE = (
 CLAIMED_RUN_MESSAGE = (
     "worldkit: this run id is already claimed in the event log (REPLACE and UPSERT are refused)"
 )
+
+RECORD_IMMUTABLE_MESSAGE = (
+    "worldkit: run records are insert-only; a stored record cannot be updated or deleted"
+)
+EXISTING_RECORD_MESSAGE = (
+    "worldkit: this run already has a stored record (REPLACE and UPSERT are refused)"
+)
+UNANCHORED_RECORD_MESSAGE = (
+    "worldkit: a run record must name the end of its log (head seq and hash of its last "
+    "stored event, or seq 0 for a run without events)"
+)
+
+_SQLITE_RECORD_GUARDS = [
+    f"""CREATE TRIGGER IF NOT EXISTS run_records_no_update BEFORE UPDATE ON run_records
+    BEGIN SELECT RAISE(ABORT, '{RECORD_IMMUTABLE_MESSAGE}'); END""",
+    f"""CREATE TRIGGER IF NOT EXISTS run_records_no_delete BEFORE DELETE ON run_records
+    BEGIN SELECT RAISE(ABORT, '{RECORD_IMMUTABLE_MESSAGE}'); END""",
+    f"""CREATE TRIGGER IF NOT EXISTS run_records_insert BEFORE INSERT ON run_records
+    BEGIN
+        SELECT RAISE(ABORT, '{EXISTING_RECORD_MESSAGE}') WHERE EXISTS (
+            SELECT 1 FROM run_records WHERE run_id = NEW.run_id);
+        SELECT RAISE(ABORT, '{UNANCHORED_RECORD_MESSAGE}')
+        WHERE NOT EXISTS (SELECT 1 FROM log_runs WHERE run_id = NEW.run_id)
+            OR EXISTS (SELECT 1 FROM log_events WHERE run_id = NEW.run_id AND seq > NEW.head_seq)
+            OR (NEW.head_seq > 0 AND NOT EXISTS (SELECT 1 FROM log_events
+                WHERE run_id = NEW.run_id AND seq = NEW.head_seq AND hash = NEW.head_hash))
+            OR (NEW.head_seq = 0 AND NOT EXISTS (SELECT 1 FROM log_runs
+                WHERE run_id = NEW.run_id AND head_seq = 0 AND head_hash = NEW.head_hash));
+    END""",
+]
+
+_POSTGRES_RECORD_GUARDS = [
+    f"""CREATE OR REPLACE FUNCTION worldkit_run_record_immutable() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+    BEGIN
+        RAISE EXCEPTION '{RECORD_IMMUTABLE_MESSAGE} (% on %)', TG_OP, TG_TABLE_NAME
+            USING ERRCODE = 'integrity_constraint_violation';
+    END $$""",
+    f"""CREATE OR REPLACE FUNCTION worldkit_run_record_anchored() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+    BEGIN
+        IF NOT EXISTS (SELECT 1 FROM log_runs WHERE run_id = NEW.run_id)
+            OR EXISTS (SELECT 1 FROM log_events WHERE run_id = NEW.run_id AND seq > NEW.head_seq)
+            OR (NEW.head_seq > 0 AND NOT EXISTS (SELECT 1 FROM log_events
+                WHERE run_id = NEW.run_id AND seq = NEW.head_seq AND hash = NEW.head_hash))
+            OR (NEW.head_seq = 0 AND NOT EXISTS (SELECT 1 FROM log_runs
+                WHERE run_id = NEW.run_id AND head_seq = 0 AND head_hash = NEW.head_hash)) THEN
+            RAISE EXCEPTION '{UNANCHORED_RECORD_MESSAGE} (run %)', NEW.run_id
+                USING ERRCODE = 'integrity_constraint_violation';
+        END IF;
+        RETURN NEW;
+    END $$""",
+    """CREATE TRIGGER run_records_immutable BEFORE UPDATE OR DELETE ON run_records
+    FOR EACH ROW EXECUTE FUNCTION worldkit_run_record_immutable()""",
+    """CREATE TRIGGER run_records_no_truncate BEFORE TRUNCATE ON run_records
+    FOR EACH STATEMENT EXECUTE FUNCTION worldkit_run_record_immutable()""",
+    """CREATE TRIGGER run_records_anchored BEFORE INSERT ON run_records
+    FOR EACH ROW EXECUTE FUNCTION worldkit_run_record_anchored()""",
+]
 
 _SQLITE_GUARDS = [
     f"""CREATE TRIGGER IF NOT EXISTS log_events_no_update BEFORE UPDATE ON log_events
@@ -192,23 +272,45 @@ def installed_version(conn: Connection) -> int | None:
 
 
 def migrate(conn: Connection, version: int) -> None:
-    """Bring a store of an older schema version up to this one, inside the caller's write
-    transaction (version 2 → 3: runs gain `meta`, immutable like the rest of the run's row)."""
+    """Bring a store of an older schema version up to this one, step by step, inside the
+    caller's write transaction (2 → 3: runs gain `meta`, immutable like the rest of the run's
+    row; 3 → 4: the insert-only `run_records` table and its guards)."""
     if conn.dialect.name == "postgresql":
         conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_INSTALL_LOCK})
-    if version != 2 or installed_version(conn) != 2:
-        return
+    current = installed_version(conn)
+    if current != version or current not in _UPGRADES:
+        return  # another process upgraded it meanwhile, or a version this worldkit cannot upgrade
+    while current in _UPGRADES:
+        _UPGRADES[current](conn)
+        current += 1
+    conn.execute(
+        sa.update(store_meta).where(store_meta.c.key == "schema_version").values(value=str(current))
+    )
+
+
+def _run_guards(conn: Connection, statements: list[str]) -> None:
+    for statement in statements:
+        # no_parameters: the trigger bodies contain `%`, which is not a placeholder here.
+        conn.exec_driver_sql(statement, execution_options={"no_parameters": True})
+
+
+def _upgrade_2_to_3(conn: Connection) -> None:
     conn.exec_driver_sql("ALTER TABLE log_runs ADD COLUMN meta TEXT")
     if conn.dialect.name == "postgresql":
         statements = [g for g in _POSTGRES_GUARDS if "worldkit_log_run_head()" in g and "FUNCTION" in g[:40]]
     else:
         conn.exec_driver_sql("DROP TRIGGER IF EXISTS log_runs_head")
         statements = [g for g in _SQLITE_GUARDS if "log_runs_head" in g]
-    for statement in statements:
-        conn.exec_driver_sql(statement, execution_options={"no_parameters": True})
-    conn.execute(
-        sa.update(store_meta).where(store_meta.c.key == "schema_version").values(value=str(SCHEMA_VERSION))
-    )
+    _run_guards(conn, statements)
+
+
+def _upgrade_3_to_4(conn: Connection) -> None:
+    run_records.create(conn, checkfirst=True)
+    _run_guards(conn, _POSTGRES_RECORD_GUARDS if conn.dialect.name == "postgresql" else _SQLITE_RECORD_GUARDS)
+
+
+#: Schema version → the step that upgrades a store of that version to the next one.
+_UPGRADES = {2: _upgrade_2_to_3, 3: _upgrade_3_to_4}
 
 
 def install(conn: Connection) -> None:
@@ -219,10 +321,10 @@ def install(conn: Connection) -> None:
     if installed_version(conn) is not None:
         return
     metadata.create_all(conn, checkfirst=True)
-    guards = _POSTGRES_GUARDS if conn.dialect.name == "postgresql" else _SQLITE_GUARDS
-    for statement in guards:
-        # no_parameters: the trigger bodies contain `%`, which is not a placeholder here.
-        conn.exec_driver_sql(statement, execution_options={"no_parameters": True})
+    if conn.dialect.name == "postgresql":
+        _run_guards(conn, _POSTGRES_GUARDS + _POSTGRES_RECORD_GUARDS)
+    else:
+        _run_guards(conn, _SQLITE_GUARDS + _SQLITE_RECORD_GUARDS)
     conn.execute(
         sa.insert(store_meta).values(key="schema_version", value=str(SCHEMA_VERSION))
     )

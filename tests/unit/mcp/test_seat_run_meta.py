@@ -12,7 +12,7 @@ from tests.unit.mcp.seat_support import Run, permissive, project
 from worldkit.mcp.seat import default_tool_config
 from worldkit.mcp.session import StagedSeat, open_run
 from worldkit.store import Store, get_run
-from worldkit.verify.result import CheckResult
+from worldkit.check_result import CheckResult
 
 pytestmark = pytest.mark.anyio
 

@@ -78,7 +78,7 @@ def _reference_problem(reference: Mapping[str, Sequence[str]]) -> InvalidHierarc
     )
 
 
-def reference_paths(reference: Mapping[str, Sequence[str]]) -> list[tuple[str, ...]]:
+def reference_paths(reference: Mapping[str, Sequence[str]]) -> list[FolderPath]:
     """The reference's paths in its record order, or `InvalidHierarchy` naming a bad record."""
     if not reference:
         raise InvalidHierarchy("the reference holds no records; a reference needs records")

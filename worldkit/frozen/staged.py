@@ -389,19 +389,10 @@ def verify_frozen(
     return outcome
 
 
-def check_staged(
-    directory: str | Path,
-    *,
-    manifests: Path | None = None,
-    world: Any = None,
-    trust_staged: bool = False,
-    derived: dict[str, Any] | None = None,
-    overlay: Any = None,
-) -> list[CheckResult]:
-    """Both checks of a staged folder: against its own manifest, and against what was frozen."""
-    return [verify_workspace(directory),
-            verify_frozen(directory, manifests=manifests, world=world, trust_staged=trust_staged, derived=derived,
-                          overlay=overlay)]
+def check_staged(directory: str | Path, **options: Any) -> list[CheckResult]:
+    """Both checks of a staged folder: against its own manifest, and against what was frozen
+    (`options`: those of `verify_frozen`)."""
+    return [verify_workspace(directory), verify_frozen(directory, **options)]
 
 
 def require_staged(directory: str | Path, what: str, **options: Any) -> CheckResult:

@@ -154,7 +154,9 @@ def test_a_record_whose_log_went_on_is_refused(capsys, tmp_path: Path) -> None:
     [run_id] = [p.name for p in (tmp_path / "runs").iterdir()]
     with Store.open(url) as store, EventLog(store, run_id + ".other", "EMP-QC-001") as log:
         log.append("list_files", {"offset": 0}, "ok", None)  # another run's log: changes nothing
-    assert cli(capsys, "report", url, "--replicates", "0")[0] == 0
+    code, out, _ = cli(capsys, "report", url, "--replicates", "0")
+    assert code == 0
+    assert f"1 run log(s) without an execution record are not reported ({run_id}.other)" in " ".join(out.split())
     # Extend the run's own log behind the claim (as a writer with raw access could).
     with Store.open(url) as store, store.engine.begin() as conn:
         last = conn.execute(sa.text("SELECT seq, hash, seat, session FROM log_events WHERE run_id = :r "
@@ -169,3 +171,15 @@ def test_a_record_whose_log_went_on_is_refused(capsys, tmp_path: Path) -> None:
     assert (code, out) == (1, "")
     assert f"record of run {run_id}" in err and "the log was extended, cut short or rewritten" in err
     assert "Traceback" not in err and err.count("\n") == 1
+
+
+def test_a_failed_run_stores_its_failed_record_too(capsys, tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    code = run(["run", "--overlay", str(GOOD), "--agent", "openai", "--base-url", "http://127.0.0.1:9",
+                "--model", "m", "--retries", "0", "--out", str(tmp_path / "runs"), "--store", url])
+    assert code == 4  # the endpoint is down: the run is marked failed
+    [folder] = list((tmp_path / "runs").iterdir())
+    with Store.open(url) as store:
+        [stored] = read_records(store)
+    on_disk = json.loads((folder / "execution-record.json").read_bytes())
+    assert json.loads(stored.record_json) == on_disk and on_disk["status"] == "failed"

@@ -147,6 +147,15 @@ def stored_records(url: str, run_ids: Iterable[str] | None = None) -> StoredReco
             result.records.append(LoadedRecord(
                 record, f"{result.url}#{record.run_id}", store=result.url,
                 campaign_plan=None if campaign is None else known.plans[campaign]))
+        if wanted is None:
+            recorded = {stored.run_id for stored in rows}
+            unrecorded = [r.run_id for r in list_runs(store) if r.run_id not in recorded]
+            if unrecorded:
+                shown = ", ".join(unrecorded[:3]) + (", …" if len(unrecorded) > 3 else "")
+                result.notes.append(
+                    f"{result.url}: {len(unrecorded)} run log(s) without an execution record are "
+                    f"not reported ({shown}): sessions served and graded into a run folder, or "
+                    "runs stopped before their record; report their folders for them")
     if left_out:
         shown = ", ".join(left_out[:3]) + (", …" if len(left_out) > 3 else "")
         result.notes.append(

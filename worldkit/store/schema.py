@@ -124,6 +124,15 @@ UNANCHORED_RECORD_MESSAGE = (
     "stored event, or seq 0 for a run without events)"
 )
 
+# True when a new record's head is not the end of its run's log: the run is unknown, an event
+# follows the head, or the head is neither a stored event nor (seq 0) the unsealed genesis.
+_UNANCHORED = """NOT EXISTS (SELECT 1 FROM log_runs WHERE run_id = NEW.run_id)
+            OR EXISTS (SELECT 1 FROM log_events WHERE run_id = NEW.run_id AND seq > NEW.head_seq)
+            OR (NEW.head_seq > 0 AND NOT EXISTS (SELECT 1 FROM log_events
+                WHERE run_id = NEW.run_id AND seq = NEW.head_seq AND hash = NEW.head_hash))
+            OR (NEW.head_seq = 0 AND NOT EXISTS (SELECT 1 FROM log_runs
+                WHERE run_id = NEW.run_id AND head_seq = 0 AND head_hash = NEW.head_hash))"""
+
 _SQLITE_RECORD_GUARDS = [
     f"""CREATE TRIGGER IF NOT EXISTS run_records_no_update BEFORE UPDATE ON run_records
     BEGIN SELECT RAISE(ABORT, '{RECORD_IMMUTABLE_MESSAGE}'); END""",
@@ -134,12 +143,7 @@ _SQLITE_RECORD_GUARDS = [
         SELECT RAISE(ABORT, '{EXISTING_RECORD_MESSAGE}') WHERE EXISTS (
             SELECT 1 FROM run_records WHERE run_id = NEW.run_id);
         SELECT RAISE(ABORT, '{UNANCHORED_RECORD_MESSAGE}')
-        WHERE NOT EXISTS (SELECT 1 FROM log_runs WHERE run_id = NEW.run_id)
-            OR EXISTS (SELECT 1 FROM log_events WHERE run_id = NEW.run_id AND seq > NEW.head_seq)
-            OR (NEW.head_seq > 0 AND NOT EXISTS (SELECT 1 FROM log_events
-                WHERE run_id = NEW.run_id AND seq = NEW.head_seq AND hash = NEW.head_hash))
-            OR (NEW.head_seq = 0 AND NOT EXISTS (SELECT 1 FROM log_runs
-                WHERE run_id = NEW.run_id AND head_seq = 0 AND head_hash = NEW.head_hash));
+        WHERE {_UNANCHORED};
     END""",
 ]
 
@@ -153,12 +157,7 @@ _POSTGRES_RECORD_GUARDS = [
     f"""CREATE OR REPLACE FUNCTION worldkit_run_record_anchored() RETURNS trigger
     LANGUAGE plpgsql AS $$
     BEGIN
-        IF NOT EXISTS (SELECT 1 FROM log_runs WHERE run_id = NEW.run_id)
-            OR EXISTS (SELECT 1 FROM log_events WHERE run_id = NEW.run_id AND seq > NEW.head_seq)
-            OR (NEW.head_seq > 0 AND NOT EXISTS (SELECT 1 FROM log_events
-                WHERE run_id = NEW.run_id AND seq = NEW.head_seq AND hash = NEW.head_hash))
-            OR (NEW.head_seq = 0 AND NOT EXISTS (SELECT 1 FROM log_runs
-                WHERE run_id = NEW.run_id AND head_seq = 0 AND head_hash = NEW.head_hash)) THEN
+        IF {_UNANCHORED} THEN
             RAISE EXCEPTION '{UNANCHORED_RECORD_MESSAGE} (run %)', NEW.run_id
                 USING ERRCODE = 'integrity_constraint_violation';
         END IF;

@@ -25,7 +25,7 @@ from worldkit.canon import canonical_bytes, sha256_bytes
 from worldkit.errors import LogTampered, UsageError
 from worldkit.run.record import RECORD_SCHEMA_VERSION, ExecutionRecord, LoadedRecord, check_unique, load_records
 from worldkit.run.results import InvalidResults
-from worldkit.store import Store, count_records, list_runs, put_record, read_records
+from worldkit.store import Store, StoredRecord, count_records, list_runs, put_record, read_records
 
 __all__ = ["StoredRecords", "gather_records", "store_record", "stored_records"]
 
@@ -65,7 +65,7 @@ def _no_records(store: Store) -> UsageError:
     )
 
 
-def _parse(url: str, stored) -> ExecutionRecord:
+def _parse(url: str, stored: StoredRecord) -> ExecutionRecord:
     origin = f"{url}#{stored.run_id}"
     try:
         data = json.loads(stored.record_json)

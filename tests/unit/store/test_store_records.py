@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import sqlite3
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 
+from tests.unit.store.conftest import old_sqlite_store, pg_back_to_schema_4
 from worldkit.errors import LogTampered, StoreError
 from worldkit.store import EventLog, Store, genesis_hash, get_run
 from worldkit.store.records import count_records, put_record, read_records
@@ -163,16 +166,25 @@ def _downgrade(store: Store, to: int) -> None:
 
 
 @pytest.mark.parametrize("old", [2, 3])
-def test_a_store_of_schema_2_or_3_is_upgraded_in_place(store_url: str, old: int) -> None:
-    with Store.open(store_url) as store:
-        seq, head = _log(store)
-        _downgrade(store, old)
-        names = set(sa.inspect(store.engine).get_table_names())
-        assert "run_records" not in names
+def test_a_store_of_schema_2_or_3_is_upgraded_in_place(store_url: str, old: int, tmp_path: Path) -> None:
+    if store_url.startswith("sqlite"):  # a store file as that worldkit wrote it (its events' layout too)
+        store_url = old_sqlite_store(tmp_path / f"schema{old}.db", old)
+        with sqlite3.connect(store_url.removeprefix("sqlite:///")) as con:
+            seq, head = con.execute(
+                "SELECT seq, hash FROM log_events WHERE run_id = 'run-1' ORDER BY seq DESC LIMIT 1"
+            ).fetchone()
+            assert "run_records" not in {n for (n,) in con.execute("SELECT name FROM sqlite_master")}
+    else:  # PostgreSQL keeps its events' layout: a fresh store, stepped back
+        with Store.open(store_url) as store:
+            seq, head = _log(store)
+            pg_back_to_schema_4(store)
+            _downgrade(store, old)
+            names = set(sa.inspect(store.engine).get_table_names())
+            assert "run_records" not in names
     with Store.open(store_url) as store:
         with store.engine.connect() as conn:
             version = conn.execute(sa.select(store_meta.c.value)).scalar_one()
-        assert int(version) == SCHEMA_VERSION == 4
+        assert int(version) == SCHEMA_VERSION == 5
         assert get_run(store, "run-1").seq == seq  # the log survived the upgrade
         put_record(store, "run-1", RECORD, record_schema=1, head_seq=seq, head_hash=head)
         with pytest.raises(sa.exc.DBAPIError, match="insert-only"):

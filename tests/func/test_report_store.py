@@ -17,6 +17,7 @@ from tests.conftest import postgres_schema
 from tests.fixtures.overlays.paths import GOOD, TRIAGE
 from worldkit._cli.main import run
 from worldkit.store import EventLog, Store, read_records
+from worldkit.store.schema import event_key
 
 RUNS = ((GOOD, "oracle", "full"), (GOOD, "oracle", "curated:curator-1"),
         (GOOD, "noop", "full"), (GOOD, "noop", "curated:curator-2"),
@@ -148,12 +149,13 @@ def test_a_record_whose_log_went_on_is_refused(capsys, tmp_path: Path) -> None:
     with Store.open(url) as store, store.engine.begin() as conn:
         last = conn.execute(sa.text("SELECT seq, hash, seat, session FROM log_events WHERE run_id = :r "
                                     "ORDER BY seq DESC LIMIT 1"), {"r": run_id}).one()
+        run_key = conn.execute(sa.text("SELECT run_key FROM log_runs WHERE run_id = :r"), {"r": run_id}).scalar()
         conn.execute(sa.text(
-            "INSERT INTO log_events (run_id, seq, version, time, seat, session, tool, arguments, "
-            "outcome, prev_hash, hash) VALUES (:r, :seq, 1, '2026-03-02T09:00:00.000000Z', :seat, "
+            "INSERT INTO log_events (id, run_id, seq, version, time, seat, session, tool, arguments, "
+            "outcome, prev_hash, hash) VALUES (:id, :r, :seq, 1, '2026-03-02T09:00:00.000000Z', :seat, "
             ":session, 'read_file', '{}', 'ok', :prev, :hash)"),
-            {"r": run_id, "seq": last.seq + 1, "seat": last.seat, "session": last.session,
-             "prev": last.hash, "hash": "e" * 64})
+            {"id": event_key(run_key, last.seq + 1), "r": run_id, "seq": last.seq + 1, "seat": last.seat,
+             "session": last.session, "prev": last.hash, "hash": "e" * 64})
     code, out, err = cli(capsys, "report", url, "--replicates", "0")
     assert (code, out) == (1, "")
     assert f"record of run {run_id}" in err and "the log was extended, cut short or rewritten" in err

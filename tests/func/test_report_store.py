@@ -172,3 +172,18 @@ def test_a_failed_run_stores_its_failed_record_too(capsys, tmp_path: Path) -> No
         [stored] = read_records(store)
     on_disk = json.loads((folder / "execution-record.json").read_bytes())
     assert json.loads(stored.record_json) == on_disk and on_disk["status"] == "failed"
+
+
+def test_a_database_that_is_not_a_worldkit_store_is_refused_untouched(capsys, tmp_path: Path) -> None:
+    """Reading commands never give worldkit's tables to someone else's database."""
+    path = tmp_path / "theirs.db"
+    engine = sa.create_engine(f"sqlite:///{path}")
+    with engine.begin() as conn:
+        conn.exec_driver_sql("CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL)")
+    code, out, err = cli(capsys, "report", f"sqlite:///{path}")
+    assert code != 0
+    assert "not a worldkit store" in out + err and "invoices" in out + err
+    with engine.connect() as conn:
+        assert sa.inspect(conn).get_table_names() == ["invoices"]
+        assert conn.exec_driver_sql("SELECT count(*) FROM sqlite_master").scalar() == 1
+    engine.dispose()

@@ -159,9 +159,12 @@ def test_a_record_whose_log_went_on_is_refused(capsys, tmp_path: Path) -> None:
     with Store.open(url) as store, store.engine.begin() as conn:
         last = conn.execute(sa.text("SELECT seq, hash, seat, session FROM log_events WHERE run_id = :r "
                                     "ORDER BY seq DESC LIMIT 1"), {"r": run_id}).one()
+        # SQLite keys events by one integer, `event_key(run_key, seq)`, which a writer must give.
+        key = ("id, ", "(SELECT run_key FROM log_runs WHERE run_id = :r) * 4294967296 + :seq, ")
+        id_column, id_value = key if store.backend == "sqlite" else ("", "")
         conn.execute(sa.text(
-            "INSERT INTO log_events (run_id, seq, version, time, seat, session, tool, arguments, "
-            "outcome, prev_hash, hash) VALUES (:r, :seq, 1, '2026-03-02T09:00:00.000000Z', :seat, "
+            f"INSERT INTO log_events ({id_column}run_id, seq, version, time, seat, session, tool, arguments, "
+            f"outcome, prev_hash, hash) VALUES ({id_value}:r, :seq, 1, '2026-03-02T09:00:00.000000Z', :seat, "
             ":session, 'read_file', '{}', 'ok', :prev, :hash)"),
             {"r": run_id, "seq": last.seq + 1, "seat": last.seat, "session": last.session,
              "prev": last.hash, "hash": "e" * 64})

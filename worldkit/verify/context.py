@@ -54,6 +54,8 @@ class VerifyContext:
     """Folder of run folders whose log anchors (log-anchor.json) the event-log check compares."""
     builder: Callable[[WorldPackage, str, str, str, Path], Built] = build_projection
     """Materializes (package, rev, date, seat) into a scratch folder; injectable for tests."""
+    started: dict[str, Any] = field(default_factory=dict, repr=False)
+    """Work a check launched ahead of its run (rebuild-repeat's fresh processes), by check id."""
     _builds: dict[Key, Built] = field(default_factory=dict, repr=False)
     _round: list[bool] = field(default_factory=list, repr=False)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from worldkit.access import Policy
 from worldkit.canon import canonical_json, pretty_json
@@ -108,7 +108,11 @@ class Projection:
         render = self.renderer
         memo = current_memo()
         disk = rendered_store() if memo is not None else None
-        digest = self.state.digest if memo is not None else ""
+        if memo is not None and len(self.documents) + len(self.records) + len(self.messages) > memo.max_entries:
+            # An LRU smaller than one projection reuses nothing across seats (each pass evicts what the
+            # next would read): a projection that large streams past it, holding no bytes.
+            memo = None
+        digest = self.state.digest if memo is not None or disk is not None else ""
         iso = snap.date.isoformat()
 
         def shared(
@@ -116,12 +120,12 @@ class Projection:
         ) -> PlannedFile:
             """A file rendered from the seat-independent snapshot: its bytes may come from the memo, or
             (a `slow` kind: documents, whose templates, eves and formats cost) from the cross-process store."""
-            if memo is None:
-                return PlannedFile(path, surface, source, produce)
             key = (digest, iso, path, source)
             if slow and disk is not None:
-                return PlannedFile(path, surface, source, lambda: memo.bytes_for(key, lambda: disk.through(key, produce)))
-            return PlannedFile(path, surface, source, lambda: memo.bytes_for(key, produce))
+                produce = partial(disk.through, key, produce)
+            if memo is not None:
+                produce = partial(memo.bytes_for, key, produce)
+            return PlannedFile(path, surface, source, produce)
 
         def rendered(doc: Document) -> tuple[bytes, str]:
             data, day = render.document_dated(doc)

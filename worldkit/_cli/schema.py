@@ -46,7 +46,7 @@ def output_schemas() -> dict[str, dict[str, Any]]:
     from worldkit.run.report import Report
     from worldkit.store.chain import ChainReport
     from worldkit.store.runs import RunSummary
-    from worldkit.verify.result import CheckResult
+    from worldkit.check_result import CheckResult
 
     open_object = ConfigDict(extra="allow")
     verify_output: type[BaseModel] = create_model(

@@ -77,7 +77,7 @@ def verify_command(
                     lambda: run_mutations(world, mutations, seed, manifests=manifests, overlays=overlays, progress=tick)
                 ).as_json()
     if workspace is not None:
-        from worldkit.verify.staged import verify_frozen
+        from worldkit.frozen.staged import verify_frozen
 
         report.checks.append(verify_workspace(workspace))
         report.checks.append(_guarded(lambda: verify_frozen(workspace, manifests=manifests, world=world,

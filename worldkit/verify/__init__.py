@@ -7,10 +7,11 @@ scratch copy, and `run_mutations` runs a random mutation campaign. Nothing here 
 its scratch folder except `freeze_world`, which writes `manifests/<world>/`.
 """
 
-from worldkit.verify.frozen import FreezeResult, FrozenIndex, default_manifest_dir, freeze_world, read_index
-from worldkit.verify.result import CheckResult, Item
+from worldkit.check_result import CheckResult, Item
+from worldkit.frozen.index import FrozenIndex, default_manifest_dir, read_index
+from worldkit.frozen.workspace import verify_workspace
+from worldkit.verify.frozen import FreezeResult, freeze_world
 from worldkit.verify.runner import VerifyReport, open_context, verify_world
-from worldkit.verify.workspace import verify_workspace
 
 __all__ = [
     "CheckResult",

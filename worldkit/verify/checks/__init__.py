@@ -13,7 +13,7 @@ from typing import ClassVar, Protocol
 
 from worldkit.errors import ExitCode, WorldkitError
 from worldkit.verify.context import ComponentMissing, VerifyContext
-from worldkit.verify.result import CheckResult, Item, result
+from worldkit.check_result import CheckResult, Item, result
 
 
 class Check(Protocol):

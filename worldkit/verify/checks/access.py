@@ -8,7 +8,7 @@ from worldkit.errors import WorldkitError
 from worldkit.verify.audit import EXPOSURES, Auditor, AuditReport, scan_dates
 from worldkit.verify.checks import BaseCheck, register
 from worldkit.verify.context import ComponentMissing, VerifyContext
-from worldkit.verify.result import CheckResult, Item
+from worldkit.check_result import CheckResult, Item
 
 
 @register

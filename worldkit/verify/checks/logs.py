@@ -8,7 +8,7 @@ from pathlib import Path
 from worldkit.errors import WorldkitError
 from worldkit.verify.checks import BaseCheck, register
 from worldkit.verify.context import VerifyContext
-from worldkit.verify.result import CheckResult, Item
+from worldkit.check_result import CheckResult, Item
 
 
 @register

@@ -15,7 +15,7 @@ from pathlib import Path
 from worldkit.overlay.discrimination import discriminate
 from worldkit.verify.checks import BaseCheck, register
 from worldkit.verify.context import VerifyContext
-from worldkit.verify.result import CheckResult, Item
+from worldkit.check_result import CheckResult, Item
 
 
 @register

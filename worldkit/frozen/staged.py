@@ -25,8 +25,8 @@ from worldkit.canon import sha256_json
 from worldkit.errors import CheckFailed, WorldkitError
 from worldkit.materialize.manifest import MANIFEST_NAME, Entry, Manifest, read_manifest
 from worldkit.materialize.scan import read_regular
-from worldkit.verify.result import CheckResult, Item, result
-from worldkit.verify.workspace import PACKAGE_NAME, verify_workspace
+from worldkit.check_result import CheckResult, Item, result
+from worldkit.frozen.workspace import PACKAGE_NAME, verify_workspace
 
 CHECK_ID = "frozen-workspace"
 PURPOSE = (
@@ -67,7 +67,7 @@ class _Frozen:
             self._scratch.cleanup()
 
     def index(self) -> Any:
-        from worldkit.verify.frozen import read_index
+        from worldkit.frozen.index import read_index
 
         if self.folder is None:
             return None
@@ -304,7 +304,7 @@ def _world_of(directory: Path) -> str | None:
 
 
 def _open_reference(directory: Path, manifests: Path | None, world: Any) -> _Frozen:
-    from worldkit.verify.frozen import default_manifest_dir
+    from worldkit.frozen.index import default_manifest_dir
     from worldkit.world.load import WorldPackage, load_world
 
     package = None

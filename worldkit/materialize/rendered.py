@@ -65,8 +65,7 @@ def folder() -> Path | None:
     """Where entries live, or None when the render cache is off (the office cache's switches)."""
     from worldkit.render.office.cache import _folder
 
-    office = _folder()
-    return None if office is None else office.parent / "rendered"
+    return _folder("rendered")
 
 
 def entry_key(parts: tuple[str, str, str, str]) -> str:

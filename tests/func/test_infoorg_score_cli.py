@@ -90,6 +90,9 @@ def test_an_invalid_output_prints_s_zero_and_exits_1(capsys, tmp_path, trees) ->
         ('["a"]', "the top level is a JSON list; expected an object"),
         ("{}", "holds no records; add at least one record id"),
         ('{"a": "A/X"}', 'record a: the path must be a list of folder-name strings (got "A/X")'),
+        ('{"a": ["A"], "b": ["A", 3]}', 'record b: the path must be a list of folder-name strings (got ["A", 3])'),
+        ('{"a": ["A"], "b": [["A"]]}', 'record b: the path must be a list of folder-name strings (got [["A"]])'),
+        ('{"a": ["A"], "": ["B"]}', "a record id is empty; give every record an id"),
     ],
 )
 def test_malformed_files_exit_3_naming_the_file(capsys, tmp_path, trees, content, message) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import chain
 from pathlib import Path
 from typing import NamedTuple
 
@@ -129,11 +130,13 @@ class _DuplicateKey(ValueError):
 
 def _reject_duplicate_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
     """`json.loads` hook: an object that repeats a key is an error (JSON would keep the last)."""
-    result: dict[str, object] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _DuplicateKey(key)
-        result[key] = value
+    result = dict(pairs)
+    if len(result) < len(pairs):  # only then look for the first key given twice
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
     return result
 
 
@@ -169,8 +172,15 @@ def load_tree_file(path: Path) -> Paths:
         )
     if not data:
         raise InvalidHierarchy(f"{path}: holds no records; add at least one record id")
+    values = data.values()
+    if (
+        "" not in data
+        and set(map(type, values)) == {list}
+        and set(map(type, chain.from_iterable(values))) <= {str}
+    ):  # every entry well formed, checked without a loop per record
+        return dict(zip(data, map(tuple, values)))
     paths: Paths = {}
-    for record, folders in data.items():
+    for record, folders in data.items():  # find the first malformed entry, to name it
         if record == "":
             raise InvalidHierarchy(f"{path}: a record id is empty; give every record an id")
         if not isinstance(folders, list) or not all(isinstance(f, str) for f in folders):

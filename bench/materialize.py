@@ -81,8 +81,8 @@ def bench_size(n: int, repeats: int, scratch: Path) -> dict:
     subprocess.run([*child, str(scratch / f"warm-{n}")], check=True, capture_output=True, env=env)  # fills the world cache
     shutil.rmtree(scratch / f"warm-{n}")
     runs, copies = [], []
-    # Nothing is deleted until a size is done: a mass delete (ext4 with discard) slows whatever
-    # creates files next, and it must not land on one side of the comparison only.
+    # Nothing is deleted until a size is done (and its row printed): a mass delete (ext4 with discard)
+    # slows whatever creates files next, and it must not land on one side of the comparison only.
     for k in range(repeats):
         out = scratch / f"out-{n}-{k}"
         subprocess.run(["sync"], check=True)
@@ -91,9 +91,6 @@ def bench_size(n: int, repeats: int, scratch: Path) -> dict:
         subprocess.run(["sync"], check=True)
         wall, cpu, _ = _timed(["cp", "-r", str(out), str(scratch / f"copy-{n}-{k}")])
         copies.append({"wall_s": wall, "cpu_s": cpu})
-    for k in range(repeats):
-        shutil.rmtree(scratch / f"out-{n}-{k}")
-        shutil.rmtree(scratch / f"copy-{n}-{k}")
     assert len({r["fingerprint"] for r in runs}) == 1, "fingerprints differ between repeats"
 
     def median(rows: list[dict], key: str) -> float:
@@ -146,6 +143,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="wk-bench-") as tmp:
         for n in (int(s) for s in args.sizes.split(",")):
             print(json.dumps(bench_size(n, args.repeats, Path(tmp))), flush=True)
+            for k in range(args.repeats):
+                shutil.rmtree(Path(tmp) / f"out-{n}-{k}")
+                shutil.rmtree(Path(tmp) / f"copy-{n}-{k}")
 
 
 if __name__ == "__main__":

@@ -26,13 +26,18 @@ Rendered = tuple[bytes, str]
 
 BUDGET = 96 * 1024 * 1024
 """Bytes of rendered content kept at most."""
+MAX_ENTRIES = 32_768
+"""Files kept at most; a projection with more files than this bypasses the memo (`Projection.files`)."""
+ENTRY_OVERHEAD = 512
+"""Bytes counted per entry besides its content: its key, its stamp and the map's own node."""
 
 
 class RenderMemo:
     """An LRU map from `Key` to rendered bytes, bounded by the total size of the values."""
 
-    def __init__(self, budget: int = BUDGET) -> None:
+    def __init__(self, budget: int = BUDGET, max_entries: int = MAX_ENTRIES) -> None:
         self.budget = budget
+        self.max_entries = max_entries
         self.size = 0
         self.hits = 0
         self.misses = 0
@@ -48,10 +53,10 @@ class RenderMemo:
         data = produce()
         if len(data[0]) <= self.budget // 8:
             self._items[key] = data
-            self.size += len(data[0])
-            while self.size > self.budget:
+            self.size += len(data[0]) + ENTRY_OVERHEAD
+            while self.size > self.budget or len(self._items) > self.max_entries:
                 _, old = self._items.popitem(last=False)
-                self.size -= len(old[0])
+                self.size -= len(old[0]) + ENTRY_OVERHEAD
         return data
 
     def clear(self) -> None:

@@ -9,9 +9,11 @@ the tool bundle, the seat card) live in their own files.
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
+from typing import Any
 
 from worldkit.access import Policy
 from worldkit.canon import canonical_json, pretty_json
@@ -19,7 +21,7 @@ from worldkit.errors import UsageError
 from worldkit.materialize.memo import current_memo
 from worldkit.materialize.rendered import store as rendered_store
 from worldkit.render import Renderer
-from worldkit.timeline import Snapshot, as_of
+from worldkit.timeline import RecordView, Snapshot, as_of
 from worldkit.tools import tool_bundle
 from worldkit.world.models import Document, Message, Seat
 from worldkit.world.state import WorldState
@@ -51,7 +53,7 @@ def message_stamp(msg: Message) -> str:
     return stamp(msg.date, _time_of(msg))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PlannedFile:
     path: str
     surface: str
@@ -61,6 +63,32 @@ class PlannedFile:
 
     def produce(self) -> bytes:
         return self.render()[0]
+
+
+_DOCUMENT, _RECORD, _MAIL, _MADE = range(4)
+"""Kinds of planned file: planned when reached from an id (documents, records, mail), or made up front."""
+
+
+class PlannedFiles:
+    """A projection's planned files in path order: `(path, order added, kind, id)` per file, each
+    `PlannedFile` made when iteration reaches it (`part` gives a forked worker its run)."""
+
+    __slots__ = ("_order", "_make")
+
+    def __init__(self, order: list[tuple[str, int, int, Any]], make: Callable[[int, Any, str], PlannedFile]) -> None:
+        self._order = order
+        self._make = make
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def __iter__(self) -> Iterator[PlannedFile]:
+        return self.part(0, len(self._order))
+
+    def part(self, start: int, stop: int) -> Iterator[PlannedFile]:
+        make = self._make
+        for path, _, kind, key in itertools.islice(self._order, start, stop):
+            yield make(kind, key, path)
 
 
 @dataclass(frozen=True)
@@ -101,14 +129,18 @@ class Projection:
     def bundle(self) -> dict:
         return tool_bundle(self.seat.id, self.surfaces())
 
-    def files(self) -> Iterator[PlannedFile]:
-        """Planned files in path order."""
-        planned: list[PlannedFile] = []
+    def files(self) -> PlannedFiles:
+        """Planned files in path order, each planned only when reached: the plan of a projection holds
+        a path and an id per file, never its bytes or its producer."""
         snap = self.snapshot
         render = self.renderer
         memo = current_memo()
         disk = rendered_store() if memo is not None else None
-        digest = self.state.digest if memo is not None else ""
+        if memo is not None and len(self.documents) + len(self.records) + len(self.messages) > memo.max_entries:
+            # An LRU smaller than one projection reuses nothing across seats (each pass evicts what the
+            # next would read): a projection that large streams past it, holding no bytes.
+            memo = None
+        digest = self.state.digest if memo is not None or disk is not None else ""
         iso = snap.date.isoformat()
 
         def shared(
@@ -116,26 +148,32 @@ class Projection:
         ) -> PlannedFile:
             """A file rendered from the seat-independent snapshot: its bytes may come from the memo, or
             (a `slow` kind: documents, whose templates, eves and formats cost) from the cross-process store."""
-            if memo is None:
-                return PlannedFile(path, surface, source, produce)
             key = (digest, iso, path, source)
             if slow and disk is not None:
-                return PlannedFile(path, surface, source, lambda: memo.bytes_for(key, lambda: disk.through(key, produce)))
-            return PlannedFile(path, surface, source, lambda: memo.bytes_for(key, produce))
+                produce = partial(disk.through, key, produce)
+            if memo is not None:
+                produce = partial(memo.bytes_for, key, produce)
+            return PlannedFile(path, surface, source, produce)
 
-        def rendered(doc: Document) -> tuple[bytes, str]:
+        def document(doc: Document) -> tuple[bytes, str]:
             data, day = render.document_dated(doc)
             return data, stamp(day)
 
+        def record(view: RecordView) -> tuple[bytes, str]:
+            return pretty_json(view.as_json([])).encode(), stamp(view.updated)
+
+        def mail(msg: Message) -> tuple[bytes, str]:
+            return self._mail_bytes(msg), message_stamp(msg)
+
+        order: list[tuple[str, int, int, Any]] = []
+
+        def add(path: str, kind: int, key: Any) -> None:
+            order.append((path, len(order), kind, key))  # (path, then the order added): a stable sort by path
+
         for doc_id in self.documents:
-            doc = snap.documents[doc_id]
-            planned.append(shared(self.document_path(doc_id), "files", doc_id, lambda d=doc: rendered(d), slow=True))
+            add(self.document_path(doc_id), _DOCUMENT, doc_id)
         for rec_id in self.records:
-            view = snap.records[rec_id]
-            planned.append(
-                shared(self.record_path(rec_id), "records", rec_id,
-                       lambda v=view: (pretty_json(v.as_json([])).encode(), stamp(v.updated)))
-            )
+            add(self.record_path(rec_id), _RECORD, rec_id)
         if self.records:
             visible = set(self.records)
             relations = {
@@ -145,14 +183,13 @@ class Projection:
             # Links never change: the relations last changed when the latest record among them appeared.
             involved = {x for k, v in relations.items() for x in (k, *v)} or visible
             since = (max if relations else min)(snap.records[x].created for x in involved)
-            planned.append(PlannedFile("records/_relations.json", "records", self.seat.id,
-                                       lambda: (pretty_json(relations).encode(), stamp(since))))
+            add("records/_relations.json", _MADE, PlannedFile("records/_relations.json", "records", self.seat.id,
+                                                              lambda: (pretty_json(relations).encode(), stamp(since))))
         chats: dict[str, list[Message]] = {}
         for msg_id in self.messages:
             msg = snap.messages[msg_id]
             if msg.kind == "mail":
-                planned.append(shared(self.message_path(msg), "mail", msg_id,
-                                      lambda m=msg: (self._mail_bytes(m), message_stamp(m))))
+                add(self.message_path(msg), _MAIL, msg_id)
             else:
                 assert msg.channel is not None
                 chats.setdefault(msg.channel, [])
@@ -162,16 +199,24 @@ class Projection:
                 (m for m in snap.messages.values() if m.kind == "chat" and m.channel == channel),
                 key=lambda m: (m.date, m.time, m.id),
             )
-            planned.append(
-                shared(f"chat/{channel}.jsonl", "chat", channel,
-                       lambda ms=in_channel: (self._chat_bytes(ms), message_stamp(ms[-1])))
-            )
-        planned.append(PlannedFile("tools.json", "tools", self.seat.id,
-                                   lambda: (pretty_json(self.bundle()).encode(), stamp(self._surfaces_since()))))
-        planned.append(PlannedFile("seat.json", "seat", self.seat.id,
-                                   lambda: (pretty_json(self.seat_card()).encode(), stamp(self.date))))
-        planned.sort(key=lambda f: f.path)
-        return iter(planned)
+            add(f"chat/{channel}.jsonl", _MADE, shared(f"chat/{channel}.jsonl", "chat", channel,
+                                                       lambda ms=in_channel: (self._chat_bytes(ms), message_stamp(ms[-1]))))
+        add("tools.json", _MADE, PlannedFile("tools.json", "tools", self.seat.id,
+                                             lambda: (pretty_json(self.bundle()).encode(), stamp(self._surfaces_since()))))
+        add("seat.json", _MADE, PlannedFile("seat.json", "seat", self.seat.id,
+                                            lambda: (pretty_json(self.seat_card()).encode(), stamp(self.date))))
+        order.sort()
+
+        def make(kind: int, key: Any, path: str) -> PlannedFile:
+            if kind == _DOCUMENT:
+                return shared(path, "files", key, partial(document, snap.documents[key]), slow=True)
+            if kind == _RECORD:
+                return shared(path, "records", key, partial(record, snap.records[key]))
+            if kind == _MAIL:
+                return shared(path, "mail", key, partial(mail, snap.messages[key]))
+            return key
+
+        return PlannedFiles(order, make)
 
     def _surfaces_since(self) -> dt.date:
         """The day the seat's set of surfaces (what `tools.json` lists) last changed."""

@@ -16,6 +16,10 @@ Only files that took at least `STORE_MIN_SECONDS` to render are stored: reading 
 an open and a read, so a file cheaper than that to render (a record's JSON, a generated note) is
 rendered again, and a projection of 100,000 such files writes no second tree into the cache.
 
+Each (revision, date) materialized adds its slow documents (about 5 MB for a PharmaCo date, and again
+for every mutated revision of a mutation campaign), so the folder is bounded: after every
+`SWEEP_EVERY` bytes it stored, a process deletes the oldest entries beyond `BUDGET`.
+
 Never used where rendering must happen anew: inside `fresh_renders()` or a `new_memo()` block (the
 reproducibility checks), or with `WORLDKIT_RENDER_CACHE=off` (verify's fresh-process rebuilds).
 """
@@ -38,6 +42,12 @@ Rendered = tuple[bytes, str]
 MAGIC = b"worldkit-rendered-1"
 STORE_MIN_SECONDS = 0.0003
 """A file that renders faster than this is not stored (reading it back would cost about as much)."""
+BUDGET = 256 * 1024 * 1024
+"""Bytes the folder keeps at most: a sweep deletes the oldest entries beyond it."""
+SWEEP_EVERY = 32 * 1024 * 1024
+"""A process sweeps the folder after each this many bytes it stored (a mutation campaign stores a
+world's slow documents again for every mutated revision)."""
+_WRITTEN = [0]
 _PACKAGES = ("world", "timeline", "render", "materialize")
 _MODULES = ("canon.py", "__init__.py")
 _CODE: dict[str, str] = {}
@@ -65,8 +75,7 @@ def folder() -> Path | None:
     """Where entries live, or None when the render cache is off (the office cache's switches)."""
     from worldkit.render.office.cache import _folder
 
-    office = _folder()
-    return None if office is None else office.parent / "rendered"
+    return _folder("rendered")
 
 
 def entry_key(parts: tuple[str, str, str, str]) -> str:
@@ -94,7 +103,42 @@ class RenderedStore:
         data = produce()
         if time.perf_counter() - started >= STORE_MIN_SECONDS:
             write(path, name, data)
+            _WRITTEN[0] += len(data[0])
+            if _WRITTEN[0] >= SWEEP_EVERY:
+                _WRITTEN[0] = 0
+                sweep(self.root)
         return data
+
+
+def sweep(root: Path, budget: int | None = None) -> None:
+    """Delete the oldest entries (by modification time: when written) until the folder holds at most
+    `budget` bytes; entries another process is writing or deleting at the same time are skipped."""
+    budget = BUDGET if budget is None else budget
+    entries: list[tuple[int, int, str]] = []
+    try:
+        shards = [e.path for e in os.scandir(root) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return
+    for shard in shards:
+        try:
+            with os.scandir(shard) as listing:
+                for entry in listing:
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    entries.append((st.st_mtime_ns, st.st_size, entry.path))
+        except OSError:
+            continue
+    total = sum(size for _, size, _ in entries)
+    for _, size, path in sorted(entries):
+        if total <= budget:
+            break
+        try:
+            os.unlink(path)
+        except OSError:
+            continue
+        total -= size
 
 
 def store() -> RenderedStore | None:

@@ -12,6 +12,7 @@ import multiprocessing
 import os
 import platform
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from worldkit import __version__
 from worldkit._fs import atomic_directory
 from worldkit.errors import UsageError
 from worldkit.materialize.manifest import MANIFEST_NAME, Environment, Inputs, Manifest, Row, assemble
-from worldkit.materialize.project import PlannedFile, Projection, plan_projection, stamp, stamp_seconds
+from worldkit.materialize.project import PlannedFile, PlannedFiles, Projection, plan_projection, stamp, stamp_seconds
 from worldkit.world.load import WorldPackage, load_world
 
 
@@ -88,10 +89,10 @@ def _write_new(path: str, data: bytes, seconds: int) -> None:
 _Row = Row
 _PARALLEL_MIN_FILES = 4000
 # Set just before forking workers; a forked worker reads its share of the plan from here.
-_FORK_PLAN: list[PlannedFile] = []
+_FORK_PLAN: PlannedFiles | None = None
 
 
-def _write_rows(root: str, planned: list[PlannedFile]) -> list[_Row]:
+def _write_rows(root: str, planned: Iterable[PlannedFile]) -> list[_Row]:
     rows: list[_Row] = []
     made: set[str] = set()
     for item in planned:
@@ -121,7 +122,8 @@ def _write_share(job: tuple[str, int, int]) -> list[_Row]:
     """One worker's share: a contiguous run of the plan, so workers seldom create files in the same
     directory at once (ext4 serializes that) and their rows come back in path order."""
     root, start, stop = job
-    return _write_rows(root, _FORK_PLAN[start:stop])
+    assert _FORK_PLAN is not None
+    return _write_rows(root, _FORK_PLAN.part(start, stop))
 
 
 def _jobs(n_files: int) -> int:
@@ -143,7 +145,7 @@ def write_projection(projection: Projection, tmp: Path) -> Manifest:
     """
     global _FORK_PLAN
     root = str(tmp)
-    planned = list(projection.files())
+    planned = projection.files()
     jobs = _jobs(len(planned))
     bundle_sha = projection.bundle()["sha256"]
     if jobs == 1:
@@ -155,7 +157,7 @@ def write_projection(projection: Projection, tmp: Path) -> Manifest:
                 cuts = [len(planned) * i // jobs for i in range(jobs + 1)]
                 shares = pool.map(_write_share, [(root, cuts[i], cuts[i + 1]) for i in range(jobs)])
         finally:
-            _FORK_PLAN = []
+            _FORK_PLAN = None
         rows = [row for share in shares for row in share]
     state = projection.state
     inputs = Inputs(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -195,53 +195,49 @@ def lazy_as_of(state: WorldState, date: dt.date) -> Snapshot:
     return Snapshot(state=state, date=date, documents=documents, records=records, messages=messages)
 
 
-class _LazyJson(Mapping[str, Any]):
-    """`world.records`: each record's JSON built when first read."""
+class _BuiltOnRead(Mapping[str, Any]):
+    """A view of `source` whose values are built by `build(key)` when first read (`world.records`:
+    each record's JSON; `world.documents`: each document's summary; a world may hold 100,000)."""
 
-    def __init__(self, snapshot: Snapshot) -> None:
-        self._snap = snapshot
-        self._json: dict[str, Any] = {}
+    def __init__(self, source: Mapping[str, Any], build: Callable[[str], Any]) -> None:
+        self._source = source
+        self._build = build
+        self._built: dict[str, Any] = {}
 
     def __getitem__(self, key: str) -> Any:
-        found = self._json.get(key)
-        if found is None:
-            records = self._snap.records
-            view = records[key]
-            found = self._json[key] = view.as_json(sorted(x for x in view.record.links if x in records))
-        return found
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._snap.records
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._snap.records)
-
-    def __len__(self) -> int:
-        return len(self._snap.records)
-
-
-class _LazyDocuments(Mapping[str, Any]):
-    """`world.documents`: each document's summary built when first read (a world may hold 100,000)."""
-
-    def __init__(self, documents: Mapping[str, Document]) -> None:
-        self._documents = documents
-        self._built: dict[str, dict[str, Any]] = {}
-
-    def __getitem__(self, key: str) -> dict[str, Any]:
         found = self._built.get(key)
         if found is None:
-            d = self._documents[key]
-            found = self._built[key] = {"id": d.id, "title": d.title, "path": d.path, "visible_from": d.visible_from.isoformat()}
+            found = self._built[key] = self._build(key)
         return found
 
     def __contains__(self, key: object) -> bool:
-        return key in self._documents
+        return key in self._source
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._documents)
+        return iter(self._source)
 
     def __len__(self) -> int:
-        return len(self._documents)
+        return len(self._source)
+
+
+def _record_json(snapshot: Snapshot) -> Callable[[str], Any]:
+    records = snapshot.records
+
+    def build(key: str) -> Any:
+        view = records[key]
+        return view.as_json(sorted(x for x in view.record.links if x in records))
+
+    return build
+
+
+def _document_summary(snapshot: Snapshot) -> Callable[[str], Any]:
+    documents = snapshot.documents
+
+    def build(key: str) -> Any:
+        d = documents[key]
+        return {"id": d.id, "title": d.title, "path": d.path, "visible_from": d.visible_from.isoformat()}
+
+    return build
 
 
 @dataclass(frozen=True)
@@ -260,8 +256,8 @@ class RenderContext:
             "departments": {d.id: d.model_dump(mode="json") for d in state.company.departments},
             "products": {p.id: p.model_dump(mode="json") for p in state.company.products},
             "people": {k: p.model_dump(mode="json") for k, p in state.people.items()},
-            "records": _LazyJson(snap),
-            "documents": _LazyDocuments(snap.documents),
+            "records": _BuiltOnRead(snap.records, _record_json(snap)),
+            "documents": _BuiltOnRead(snap.documents, _document_summary(snap)),
         }
 
 

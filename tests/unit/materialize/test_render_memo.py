@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tests.builders import WorldSpec
 from worldkit.materialize import materialize
-from worldkit.materialize.memo import RenderMemo, _MEMO, current_memo, fresh_renders
+from worldkit.materialize.memo import ENTRY_OVERHEAD, RenderMemo, _MEMO, current_memo, fresh_renders
 from worldkit.world import load_world
 
 
@@ -48,10 +48,32 @@ def test_revisions_and_dates_never_share_bytes(tmp_path: Path) -> None:
 
 
 def test_the_memo_is_bounded_by_bytes() -> None:
-    memo = RenderMemo(budget=800)
+    per_entry = 100 + ENTRY_OVERHEAD  # its content and what its key and node cost
+    memo = RenderMemo(budget=8 * per_entry)
     for n in range(50):
         memo.bytes_for(("d", "2025-01-01", f"p{n}", f"s{n}"), lambda: (b"x" * 100, "2025-01-01T12:00:00Z"))
-    assert memo.size <= 800 and len(memo) == 8
+    assert memo.size <= 8 * per_entry and len(memo) == 8
     assert memo.bytes_for(("d", "2025-01-01", "p49", "s49"), lambda: (b"never", "")) == (b"x" * 100, "2025-01-01T12:00:00Z")
-    assert memo.bytes_for(("d", "2025-01-01", "big", "big"), lambda: (b"y" * 500, "t"))[0] == b"y" * 500
+    big = b"y" * (memo.budget // 8 + 1)
+    assert memo.bytes_for(("d", "2025-01-01", "big", "big"), lambda: (big, "t"))[0] == big
     assert ("d", "2025-01-01", "big", "big") not in memo._items  # larger than budget/8: not kept
+
+
+def test_the_memo_is_bounded_by_entries() -> None:
+    memo = RenderMemo(max_entries=5)
+    for n in range(20):
+        memo.bytes_for(("d", "2025-01-01", f"p{n}", f"s{n}"), lambda: (b"x", "2025-01-01T12:00:00Z"))
+    assert len(memo) == 5 and ("d", "2025-01-01", "p19", "s19") in memo._items
+
+
+def test_a_projection_larger_than_the_memo_streams_past_it(tmp_path: Path, monkeypatch) -> None:
+    package = load_world(_world(tmp_path))
+    _MEMO.clear()
+    monkeypatch.setattr(_MEMO, "max_entries", 1)
+    before = (_MEMO.hits, _MEMO.misses)
+    streamed = materialize(package, "r1", "2025-07-01", "S1", tmp_path / "streamed")
+    assert (_MEMO.hits, _MEMO.misses) == before and len(_MEMO) == 0
+    monkeypatch.undo()
+    kept = materialize(package, "r1", "2025-07-01", "S1", tmp_path / "kept")
+    assert _MEMO.misses > before[1] and len(_MEMO) > 0
+    assert streamed.manifest == kept.manifest

@@ -151,3 +151,26 @@ def test_a_projection_read_from_the_store_is_the_one_rendered(
         fresh = materialize(package, "r1", "2025-07-01", "S1", tmp_path / "fresh")
     assert fresh.manifest == first.manifest
     _MEMO.clear()
+
+
+def test_a_sweep_keeps_the_newest_entries_within_the_budget(root: Path) -> None:
+    import os
+
+    for n in range(6):
+        name = rendered.entry_key(("d", "2025-07-01", f"p{n}", f"s{n}"))
+        path = root / name[:2] / name
+        rendered.write(str(path), name, (b"x" * 1000, "2025-06-30T12:00:00Z"))
+        os.utime(path, ns=(n * 10**9, n * 10**9))  # written in this order
+    size = path.stat().st_size  # every entry has the same size
+    rendered.sweep(root, budget=3 * size)
+    left = sorted(_entries(root), key=lambda p: p.stat().st_mtime_ns)
+    assert [p.stat().st_mtime_ns // 10**9 for p in left] == [3, 4, 5]
+
+
+def test_storing_past_the_sweep_mark_sweeps(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rendered, "SWEEP_EVERY", 10)
+    monkeypatch.setattr(rendered, "BUDGET", 0)
+    monkeypatch.setattr(rendered, "_WRITTEN", [0])
+    calls: list[int] = []
+    rendered.RenderedStore(root).through(PARTS, _slow(calls, data=b"x" * 20))
+    assert len(calls) == 1 and _entries(root) == []  # stored, then swept away (budget 0)

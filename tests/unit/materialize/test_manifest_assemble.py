@@ -1,0 +1,46 @@
+"""The manifest written while materializing (each entry serialized once, by hand) is byte for byte the
+one `manifest_bytes` and `Manifest.compute_fingerprint` give for the same entries."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from worldkit.canon import canonical_json
+from worldkit.materialize.manifest import Entry, Environment, Inputs, Manifest, assemble, entry_line, manifest_bytes
+
+INPUTS = Inputs(world="w", rev="r1", revision_digest="d" * 64, date="2026-03-02", seat="S1", person="P-1")
+ENVIRONMENT = Environment(worldkit="0", python="3.11", jinja2="3", templates={"a.md.j2": "e" * 64})
+text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=30)
+rows = st.lists(
+    st.tuples(text, st.text("0123456789abcdef", min_size=64, max_size=64), st.integers(0, 10**12), text, text,
+              st.one_of(st.none(), st.just("2026-03-02T12:00:00Z"))),
+    max_size=8,
+    unique_by=lambda row: row[0],
+).map(sorted)
+
+
+@given(rows)
+def test_an_entry_line_is_its_canonical_json(found: list[tuple]) -> None:
+    for path, sha, size, surface, source, mtime in found:
+        entry = Entry(path=path, sha256=sha, size=size, surface=surface, source=source, mtime=mtime)
+        assert entry_line(path, sha, size, surface, source, mtime) == canonical_json(
+            entry.model_dump(mode="json", exclude_none=True)
+        ).rstrip("\n")
+
+
+@given(rows)
+def test_assembled_manifest_has_the_fingerprint_and_bytes_of_its_entries(found: list[tuple]) -> None:
+    manifest, data = assemble(INPUTS, ENVIRONMENT, "t" * 64, found)
+    entries = [Entry(path=p, sha256=s, size=n, surface=u, source=o, mtime=m) for p, s, n, u, o, m in found]
+    assert manifest.files == entries
+    assert manifest.fingerprint == Manifest.compute_fingerprint(INPUTS, entries, "t" * 64)
+    assert data == manifest_bytes(manifest)
+    assert Manifest.model_validate_json(data) == manifest
+
+
+def test_a_changed_entry_changes_the_fingerprint() -> None:
+    row = ("files/a.md", "a" * 64, 3, "files", "DOC-1", "2026-03-02T12:00:00Z")
+    first, _ = assemble(INPUTS, ENVIRONMENT, "t" * 64, [row])
+    second, _ = assemble(INPUTS, ENVIRONMENT, "t" * 64, [(*row[:2], 4, *row[3:])])
+    assert first.fingerprint != second.fingerprint

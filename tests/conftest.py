@@ -1,11 +1,14 @@
-"""Fixtures shared by every test: where the public source data lives, and store URLs per backend."""
+"""Fixtures shared by every test: where the public source data lives, store URLs per backend, and
+a guard that leaves the overlay check registry as it was."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -65,11 +68,11 @@ def _postgres_or_skip() -> str:
     return PG_ADMIN_URL
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path):
-    """A store URL on each backend; the PostgreSQL one lives in its own throwaway schema."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'store.db'}"
+@contextlib.contextmanager
+def backend_store_url(backend: str, folder: Path) -> Iterator[str]:
+    """A store URL on `backend`: SQLite in `folder`, or PostgreSQL in its own schema, dropped on exit."""
+    if backend == "sqlite":
+        yield f"sqlite:///{folder / 'store.db'}"
         return
     import sqlalchemy as sa
 
@@ -85,3 +88,22 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path):
         with engine.begin() as conn:
             conn.execute(sa.text(f'drop schema "{schema}" cascade'))
         engine.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A store URL on each backend; the PostgreSQL one lives in its own throwaway schema."""
+    with backend_store_url(request.param, tmp_path) as url:
+        yield url
+
+
+@pytest.fixture
+def restore_check_registry() -> Iterator[None]:
+    """Leave the overlay check registry as it was: loading an InfoOrgBench packet's overlay registers
+    `structure_score`, which other tests do not expect (modules opt in with `usefixtures`)."""
+    from worldkit.overlay.checks import CHECKS
+
+    saved = dict(CHECKS)
+    yield
+    CHECKS.clear()
+    CHECKS.update(saved)

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import csv
 import json
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 
-from tests.conftest import _postgres_or_skip
+from tests.conftest import backend_store_url
 from tests.fixtures.overlays.paths import GOOD, TRIAGE
 from worldkit._cli.main import run
 from worldkit.store import EventLog, Store, read_records
@@ -34,27 +33,12 @@ def cli(capsys, *argv: str) -> tuple[int, str, str]:
 def ran(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
     """Oracle and noop on two tasks under both conditions, into a folder and a store."""
     root = tmp_path_factory.mktemp("stored")
-    engine, schema = None, None
-    if request.param == "sqlite":
-        url = f"sqlite:///{root / 'store.db'}"
-    else:
-        base = _postgres_or_skip()
-        schema = f"wk_{uuid.uuid4().hex[:12]}"
-        engine = sa.create_engine(base)
-        with engine.begin() as conn:
-            conn.execute(sa.text(f'create schema "{schema}"'))
-        url = f"{base}?options=-csearch_path%3D{schema}"
-    try:
+    with backend_store_url(request.param, root) as url:
         for overlay, agent, condition in RUNS:
             code = run(["run", "--overlay", str(overlay), "--agent", agent, "--condition", condition,
                         "--out", str(root / "runs"), "--store", url, "--json"])
             assert code == 0
         yield root / "runs", url
-    finally:
-        if engine is not None:
-            with engine.begin() as conn:
-                conn.execute(sa.text(f'drop schema "{schema}" cascade'))
-            engine.dispose()
 
 
 def _report(capsys, *args: str) -> dict:

@@ -137,12 +137,14 @@ async def interleaved(
             await clients[name].call_tool(*calls[name][i])
     samples: dict[str, list[float]] = {name: [] for name in names}
     cpu = _children_cpu() if sys.platform == "linux" else {}
+    client_cpu = dict.fromkeys(names, 0.0)
     for i in range(n):
         for name in names if i % 2 == 0 else reversed(names):
             tool, arguments = calls[name][i]
-            start = time.perf_counter()
+            start, own = time.perf_counter(), time.process_time()
             result = await clients[name].call_tool(tool, arguments)
             samples[name].append(time.perf_counter() - start)
+            client_cpu[name] += time.process_time() - own
             if result.is_error:
                 raise RuntimeError(f"{name}: {tool} {arguments} failed: {result.content}")
     if cpu:
@@ -150,11 +152,14 @@ async def interleaved(
         CPU_PER_CALL.setdefault(tuple(names), []).append(
             {name: (after[name] - cpu[name]) / n for name in names if name in cpu and name in after}
         )
+    CLIENT_CPU_PER_CALL.setdefault(tuple(names), []).append({name: client_cpu[name] / n for name in names})
     return samples
 
 
 CPU_PER_CALL: dict[tuple[str, ...], list[dict[str, float]]] = {}
 """Server CPU seconds per call of each interleaved batch (Linux: read from /proc)."""
+CLIENT_CPU_PER_CALL: dict[tuple[str, ...], list[dict[str, float]]] = {}
+"""The (shared) Python client's CPU seconds per call, by server, of each interleaved batch."""
 
 
 def bench_stdio(projection: Path, tmp: Path, n: int, reference: bool, repeats: int) -> None:
@@ -212,13 +217,13 @@ def bench_stdio(projection: Path, tmp: Path, n: int, reference: bool, repeats: i
     if reference:
         row["reference_filesystem"] = merged(runs, "reference_filesystem")
     # Load-independent: CPU the server process itself spent per read (median over the sessions).
-    cpu_runs = CPU_PER_CALL.get(tuple(runs[0]), [])
-    for name in runs[0]:
-        per_call = [r[name] for r in cpu_runs if name in r]
-        if per_call:
-            row[name]["server_cpu_ms_per_call"] = round(1000 * statistics.median(per_call), 3)
+    for key, table in (("server_cpu_ms_per_call", CPU_PER_CALL), ("client_cpu_ms_per_call", CLIENT_CPU_PER_CALL)):
+        for name in runs[0]:
+            per_call = [r[name] for r in table.get(tuple(runs[0]), []) if name in r]
+            if per_call:
+                row[name][key] = round(1000 * statistics.median(per_call), 3)
     if reference:
-        for stat in ("median_ms", "p99_ms", "server_cpu_ms_per_call"):
+        for stat in ("median_ms", "p99_ms", "server_cpu_ms_per_call", "client_cpu_ms_per_call"):
             if stat in row["worldkit"] and stat in row["reference_filesystem"]:
                 ratio = row["worldkit"][stat] / row["reference_filesystem"][stat]
                 row[f"ratio_{stat.removesuffix('_ms').removesuffix('_ms_per_call')}_worldkit_to_reference"] = round(ratio, 3)

@@ -1,14 +1,14 @@
-"""Fixtures shared by every test: where the public source data lives, store URLs per backend, and
-a guard that leaves the overlay check registry as it was."""
+"""Fixtures shared by every test: where the public source data lives, store URLs per backend, and a
+guard that leaves the overlay check registry as it was."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import tempfile
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -68,12 +68,10 @@ def _postgres_or_skip() -> str:
     return PG_ADMIN_URL
 
 
-@contextlib.contextmanager
-def backend_store_url(backend: str, folder: Path) -> Iterator[str]:
-    """A store URL on `backend`: SQLite in `folder`, or PostgreSQL in its own schema, dropped on exit."""
-    if backend == "sqlite":
-        yield f"sqlite:///{folder / 'store.db'}"
-        return
+@contextmanager
+def postgres_schema() -> Iterator[str]:
+    """A URL of a throwaway schema on the test PostgreSQL server (skip, or fail under CI=true,
+    without a server); the schema is dropped afterwards."""
     import sqlalchemy as sa
 
     base = _postgres_or_skip()
@@ -81,9 +79,8 @@ def backend_store_url(backend: str, folder: Path) -> Iterator[str]:
     engine = sa.create_engine(base)
     with engine.begin() as conn:
         conn.execute(sa.text(f'create schema "{schema}"'))
-    url = f"{base}?options=-csearch_path%3D{schema}"
     try:
-        yield url
+        yield f"{base}?options=-csearch_path%3D{schema}"
     finally:
         with engine.begin() as conn:
             conn.execute(sa.text(f'drop schema "{schema}" cascade'))
@@ -91,9 +88,12 @@ def backend_store_url(backend: str, folder: Path) -> Iterator[str]:
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+def store_url(request: pytest.FixtureRequest, tmp_path: Path):
     """A store URL on each backend; the PostgreSQL one lives in its own throwaway schema."""
-    with backend_store_url(request.param, tmp_path) as url:
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'store.db'}"
+        return
+    with postgres_schema() as url:
         yield url
 
 

@@ -7,15 +7,17 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 
-from tests.conftest import backend_store_url
+from tests.conftest import postgres_schema
 from tests.fixtures.overlays.paths import GOOD, TRIAGE
 from worldkit._cli.main import run
 from worldkit.store import EventLog, Store, read_records
+from worldkit.store.schema import event_key
 
 RUNS = ((GOOD, "oracle", "full"), (GOOD, "oracle", "curated:curator-1"),
         (GOOD, "noop", "full"), (GOOD, "noop", "curated:curator-2"),
@@ -33,7 +35,9 @@ def cli(capsys, *argv: str) -> tuple[int, str, str]:
 def ran(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
     """Oracle and noop on two tasks under both conditions, into a folder and a store."""
     root = tmp_path_factory.mktemp("stored")
-    with backend_store_url(request.param, root) as url:
+    with ExitStack() as stack:
+        url = (f"sqlite:///{root / 'store.db'}" if request.param == "sqlite"
+               else stack.enter_context(postgres_schema()))
         for overlay, agent, condition in RUNS:
             code = run(["run", "--overlay", str(overlay), "--agent", agent, "--condition", condition,
                         "--out", str(root / "runs"), "--store", url, "--json"])
@@ -138,18 +142,48 @@ def test_a_record_whose_log_went_on_is_refused(capsys, tmp_path: Path) -> None:
     [run_id] = [p.name for p in (tmp_path / "runs").iterdir()]
     with Store.open(url) as store, EventLog(store, run_id + ".other", "EMP-QC-001") as log:
         log.append("list_files", {"offset": 0}, "ok", None)  # another run's log: changes nothing
-    assert cli(capsys, "report", url, "--replicates", "0")[0] == 0
+    code, out, _ = cli(capsys, "report", url, "--replicates", "0")
+    assert code == 0
+    assert f"1 run log(s) without an execution record are not reported ({run_id}.other)" in " ".join(out.split())
     # Extend the run's own log behind the claim (as a writer with raw access could).
     with Store.open(url) as store, store.engine.begin() as conn:
         last = conn.execute(sa.text("SELECT seq, hash, seat, session FROM log_events WHERE run_id = :r "
                                     "ORDER BY seq DESC LIMIT 1"), {"r": run_id}).one()
+        run_key = conn.execute(sa.text("SELECT run_key FROM log_runs WHERE run_id = :r"), {"r": run_id}).scalar()
         conn.execute(sa.text(
-            "INSERT INTO log_events (run_id, seq, version, time, seat, session, tool, arguments, "
-            "outcome, prev_hash, hash) VALUES (:r, :seq, 1, '2026-03-02T09:00:00.000000Z', :seat, "
+            "INSERT INTO log_events (id, run_id, seq, version, time, seat, session, tool, arguments, "
+            "outcome, prev_hash, hash) VALUES (:id, :r, :seq, 1, '2026-03-02T09:00:00.000000Z', :seat, "
             ":session, 'read_file', '{}', 'ok', :prev, :hash)"),
-            {"r": run_id, "seq": last.seq + 1, "seat": last.seat, "session": last.session,
-             "prev": last.hash, "hash": "e" * 64})
+            {"id": event_key(run_key, last.seq + 1), "r": run_id, "seq": last.seq + 1, "seat": last.seat,
+             "session": last.session, "prev": last.hash, "hash": "e" * 64})
     code, out, err = cli(capsys, "report", url, "--replicates", "0")
     assert (code, out) == (1, "")
     assert f"record of run {run_id}" in err and "the log was extended, cut short or rewritten" in err
     assert "Traceback" not in err and err.count("\n") == 1
+
+
+def test_a_failed_run_stores_its_failed_record_too(capsys, tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    code = run(["run", "--overlay", str(GOOD), "--agent", "openai", "--base-url", "http://127.0.0.1:9",
+                "--model", "m", "--retries", "0", "--out", str(tmp_path / "runs"), "--store", url])
+    assert code == 4  # the endpoint is down: the run is marked failed
+    [folder] = list((tmp_path / "runs").iterdir())
+    with Store.open(url) as store:
+        [stored] = read_records(store)
+    on_disk = json.loads((folder / "execution-record.json").read_bytes())
+    assert json.loads(stored.record_json) == on_disk and on_disk["status"] == "failed"
+
+
+def test_a_database_that_is_not_a_worldkit_store_is_refused_untouched(capsys, tmp_path: Path) -> None:
+    """Reading commands never give worldkit's tables to someone else's database."""
+    path = tmp_path / "theirs.db"
+    engine = sa.create_engine(f"sqlite:///{path}")
+    with engine.begin() as conn:
+        conn.exec_driver_sql("CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL)")
+    code, out, err = cli(capsys, "report", f"sqlite:///{path}")
+    assert code != 0
+    assert "not a worldkit store" in out + err and "invoices" in out + err
+    with engine.connect() as conn:
+        assert sa.inspect(conn).get_table_names() == ["invoices"]
+        assert conn.exec_driver_sql("SELECT count(*) FROM sqlite_master").scalar() == 1
+    engine.dispose()

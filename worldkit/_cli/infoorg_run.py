@@ -119,8 +119,8 @@ def run_command(
     """
     from worldkit.errors import UsageError
     from worldkit.infoorg.overlays import load_overlay
-    from worldkit.run.infoorg_packet import run_packet
     from worldkit.run.agents import make_agent
+    from worldkit.run.infoorg_packet import run_packet
     from worldkit.store import Store
 
     packets = _expand_packets(packet)

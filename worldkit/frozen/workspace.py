@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from worldkit.canon import sha256_json
+from worldkit.check_result import CheckResult, Item, result
 from worldkit.errors import WorldkitError
 from worldkit.materialize.manifest import MANIFEST_NAME, Manifest, manifest_bytes, read_manifest
 from worldkit.materialize.scan import entry_kind, read_regular, scan
-from worldkit.check_result import CheckResult, Item, result
 
 CHECK_ID = "staged-workspace"
 PACKAGE_NAME = "package.json"

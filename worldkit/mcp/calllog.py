@@ -69,6 +69,10 @@ class CallLogMiddleware:
             CALL_NOTE.reset(token)
         if note.get("logged"):
             return result
+        if "answer" in note and result is note["answer"] and note.get("outcome") == "ok":
+            # The tool body's own finished answer, passed through untouched: its body is known.
+            self._append(tool, arguments, "ok", _digest(note["body"]), None, state_change=note.get("state_change"))
+            return result
         if isinstance(result, BaseModel):
             dumped: Any = result.model_dump(mode="json", by_alias=True, exclude_none=True)
         else:

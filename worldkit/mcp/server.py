@@ -117,7 +117,10 @@ def _handler(view: SeatView, spec: ToolSpec) -> Callable[..., Any]:
         # the payload comes from our own validated model, so the envelope needs no validation either.
         payload = result.model_dump(mode="json")
         text = TextContent.model_construct(type="text", text=json.dumps(payload, ensure_ascii=False))
-        return CallToolResult.model_construct(content=[text], structured_content=payload, is_error=False)
+        answer = CallToolResult.model_construct(content=[text], structured_content=payload, is_error=False)
+        if note is not None:  # the logging middleware digests this body without dumping the answer again
+            note["answer"], note["body"] = answer, payload
+        return answer
 
     call.__name__ = spec.name
     return call

@@ -16,6 +16,8 @@ import os
 import stat
 from typing import Any
 
+import anyio
+
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 
@@ -93,4 +95,6 @@ def run_stdio(server: MCPServer) -> None:
     if not (_pipe_like(0) and _pipe_like(1)):
         server.run("stdio")
         return
-    asyncio.run(_serve(server))
+    # anyio.run, not asyncio.run: it records that the loop is asyncio, so each of the SDK's
+    # anyio calls (several per message) skips sniffing for the running library.
+    anyio.run(_serve, server)

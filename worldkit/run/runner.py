@@ -77,8 +77,8 @@ def check_staged(
     """Refuse a staged package that fails its own manifests or is not what was frozen (compared with
     `manifests/<world>/`, or re-derived from the overlay's world where nothing is frozen), unless
     `trust_staged`; returns the `frozen-workspace` result (its counts say whether it was trusted)."""
-    from worldkit.overlay.load import overlay_world
     from worldkit.frozen.staged import require_staged
+    from worldkit.overlay.load import overlay_world
 
     world = overlay_world(overlay) if overlay is not None else None
     return require_staged(candidate, "run blocked: staged package", trust_staged=trust_staged, world=world,

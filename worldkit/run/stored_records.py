@@ -25,7 +25,7 @@ from worldkit.canon import canonical_bytes, sha256_bytes
 from worldkit.errors import LogTampered, UsageError
 from worldkit.run.record import RECORD_SCHEMA_VERSION, ExecutionRecord, LoadedRecord, check_unique, load_records
 from worldkit.run.results import InvalidResults
-from worldkit.store import Store, count_records, list_runs, put_record, read_records
+from worldkit.store import Store, StoredRecord, count_records, list_runs, put_record, read_records
 
 __all__ = ["StoredRecords", "gather_records", "store_record", "stored_records"]
 
@@ -65,7 +65,7 @@ def _no_records(store: Store) -> UsageError:
     )
 
 
-def _parse(url: str, stored) -> ExecutionRecord:
+def _parse(url: str, stored: StoredRecord) -> ExecutionRecord:
     origin = f"{url}#{stored.run_id}"
     try:
         data = json.loads(stored.record_json)
@@ -147,6 +147,15 @@ def stored_records(url: str, run_ids: Iterable[str] | None = None) -> StoredReco
             result.records.append(LoadedRecord(
                 record, f"{result.url}#{record.run_id}", store=result.url,
                 campaign_plan=None if campaign is None else known.plans[campaign]))
+        if wanted is None:
+            recorded = {stored.run_id for stored in rows}
+            unrecorded = [r.run_id for r in list_runs(store) if r.run_id not in recorded]
+            if unrecorded:
+                shown = ", ".join(unrecorded[:3]) + (", …" if len(unrecorded) > 3 else "")
+                result.notes.append(
+                    f"{result.url}: {len(unrecorded)} run log(s) without an execution record are "
+                    f"not reported ({shown}): sessions served and graded into a run folder, or "
+                    "runs stopped before their record; report their folders for them")
     if left_out:
         shown = ", ".join(left_out[:3]) + (", …" if len(left_out) > 3 else "")
         result.notes.append(

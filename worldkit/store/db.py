@@ -154,7 +154,7 @@ class Store:
             path.parent.mkdir(parents=True, exist_ok=True)
         store = cls(create_engine(resolved))
         try:
-            store.install()
+            store.install(adopt=create)
         except BaseException:
             store.close()
             raise
@@ -170,12 +170,24 @@ class Store:
         """`sqlite` or `postgresql`."""
         return self.engine.dialect.name
 
-    def install(self) -> None:
-        """Create the tables and guards if the store is empty; refuse another schema version."""
+    def install(self, *, adopt: bool = True) -> None:
+        """Create the tables and guards if the store is empty; refuse another schema version.
+
+        With `adopt=False` (commands that only read) a database that holds other tables but no
+        worldkit store is refused rather than given worldkit's tables.
+        """
         with self.guard("set up"):
             with self.engine.connect() as conn:
                 version = schema.installed_version(conn)
+                foreign = sorted(sa.inspect(conn).get_table_names()) if version is None else []
                 conn.rollback()
+            if version is None and foreign and not adopt:
+                shown = ", ".join(foreign[:5]) + (", …" if len(foreign) > 5 else "")
+                raise StoreError(
+                    f"{self.url} is not a worldkit store: it holds other tables ({shown}) and no "
+                    "worldkit schema; nothing was changed — point at a store worldkit wrote "
+                    "(e.g. the --store of `worldkit run`)"
+                )
             if version is None:
                 with self.write() as conn:
                     schema.install(conn)

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from worldkit.errors import WorldkitError
+from worldkit.frozen.index import FrozenIndex, FrozenProjection, read_index
 from worldkit.materialize.manifest import Manifest, read_manifest
 from worldkit.verify.build import Built, build_projection
-from worldkit.frozen.index import FrozenIndex, FrozenProjection, read_index
 from worldkit.verify.result import ComponentMissing
 from worldkit.verify.tasks import stage_tasks
 from worldkit.world.load import WorldPackage
@@ -54,6 +54,8 @@ class VerifyContext:
     """Folder of run folders whose log anchors (log-anchor.json) the event-log check compares."""
     builder: Callable[[WorldPackage, str, str, str, Path], Built] = build_projection
     """Materializes (package, rev, date, seat) into a scratch folder; injectable for tests."""
+    started: dict[str, Any] = field(default_factory=dict, repr=False)
+    """Work a check launched ahead of its run (rebuild-repeat's fresh processes), by check id."""
     _builds: dict[Key, Built] = field(default_factory=dict, repr=False)
     _round: list[bool] = field(default_factory=list, repr=False)
 

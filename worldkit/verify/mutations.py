@@ -257,10 +257,19 @@ MUTATORS: dict[str, Mutator] = {
 # -- the oracle --------------------------------------------------------------------------------
 
 
-def views(world: Path, keys: list[tuple[str, str, str]]) -> dict[tuple[str, str, str], tuple[str, ...]] | str:
+View = tuple[str, ...]
+
+
+def views(world: Path, keys: list[tuple[str, str, str]], known: tuple[dict[str, str], dict[Any, View]] | None = None,
+          ) -> dict[tuple[str, str, str], View] | str:
     """What each (rev, date, seat) of `keys` shows, rebuilt in memory from the world source alone:
     `("bundle", sha)` plus sorted `(path, sha)`; a view that cannot be built is `("error", why)`.
-    A world that does not load gives the reason as a string."""
+    A world that does not load gives the reason as a string.
+
+    `known` is (revision digests, views) of the unmutated world: a revision whose canonical digest
+    is unchanged has the same views (a view is a function of the revision's state, which the digest
+    covers, entities and templates alike — what the render memo relies on too), so only revisions a
+    mutation reached are rendered again."""
     try:
         package = load_world(world)
     except WorldkitError as error:
@@ -269,8 +278,12 @@ def views(world: Path, keys: list[tuple[str, str, str]]) -> dict[tuple[str, str,
         return f"{type(error).__name__}: {error}"
     found: dict[tuple[str, str, str], tuple[str, ...]] = {}
     shared: dict[tuple[str, str], dict[str, str]] = {}
+    same = _unchanged_revisions(package, known[0]) if known is not None else set()
     for key in sorted(keys):
         rev, date, seat = key
+        if rev in same and known is not None and key in known[1]:
+            found[key] = known[1][key]
+            continue
         # Shared files render from the seat-independent snapshot: digest each once per (rev, date).
         cache = shared.setdefault((rev, date), {})
         try:
@@ -289,9 +302,26 @@ def views(world: Path, keys: list[tuple[str, str, str]]) -> dict[tuple[str, str,
     return found
 
 
-def changed_views(before: dict[tuple[str, str, str], tuple[str, ...]], world: Path) -> list[str]:
-    """The (rev, date, seat) whose view differs between `before` and the world now (why, for each)."""
-    after = views(world, list(before))
+def _unchanged_revisions(package: WorldPackage, digests: dict[str, str]) -> set[str]:
+    same = set()
+    for rev in package.revision_names:
+        try:
+            if package.revision(rev).digest == digests.get(rev):
+                same.add(rev)
+        except Exception:  # noqa: BLE001 - a revision that cannot be folded is rendered (and fails) below
+            continue
+    return same
+
+
+def revision_digests(package: WorldPackage) -> dict[str, str]:
+    return {rev: package.revision(rev).digest for rev in package.revision_names}
+
+
+def changed_views(before: dict[tuple[str, str, str], tuple[str, ...]], world: Path,
+                  digests: dict[str, str] | None = None) -> list[str]:
+    """The (rev, date, seat) whose view differs between `before` and the world now (why, for each);
+    with the unmutated world's revision `digests`, only revisions whose digest changed are rendered."""
+    after = views(world, list(before), (digests, before) if digests is not None else None)
     if isinstance(after, str):
         return [f"world no longer loads: {after}"]
     changed = []
@@ -413,7 +443,7 @@ def _one(number: int, names: list[str], rng: random.Random, pristine: Pristine, 
         raise RuntimeError("no applicable mutation kind")
     reasons: list[str] = []
     if "world" in injection.touches:
-        reasons += changed_views(before, copy.world)
+        reasons += changed_views(before, copy.world, revision_digests(pristine.package))
     try:
         same_world = baseline.reusable(copy)[0] is not None
         # date-conformance reads the world alone: an unchanged world gives the baseline's verdict.

@@ -2,12 +2,12 @@
 
 The checks read one `VerifyContext`; what several of them need (the clean rebuild of every frozen
 projection, its scanned tree, the staged tasks) is built once, here, in this process. Checks then
-run in forked worker processes, which inherit that work: the reproducibility checks (which need
-nothing shared) and the manifest-only checks start at once, while the rebuilds and staging happen;
-the rest start when those are ready. Results come back in report order and are the same as a
-sequential run, which is what `jobs=1` (or a process with other threads running, where forking is
-unsafe) does.
-"""
+run in forked worker processes, which inherit that work: the manifest-only checks and
+date-conformance (which makes its own builds) start at once, while the rebuilds and staging
+happen; the rest start when those are ready. rebuild-repeat launches its fresh processes before
+anything else and is collected here at the end (its last rebuild is this process's shared one).
+Results come back in report order and are the same as a sequential run, which is what `jobs=1`
+(or a process with other threads running, where forking is unsafe) does."""
 
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 
+from worldkit.check_result import CheckResult
 from worldkit.errors import WorldkitError
 from worldkit.verify.checks import REGISTRY, REPEAT, Check, check_ids, run_one
 from worldkit.verify.context import ComponentMissing, VerifyContext
-from worldkit.check_result import CheckResult
 
 Progress = Callable[[str, int, int], None]
 """progress(label, checks done, checks in all): what verify is doing now."""
@@ -55,9 +55,28 @@ def selected_checks(only: Iterable[str] | None, exclude_tags: Iterable[str]) -> 
     return [c for c in check_ids() if (wanted is None or c in wanted) and not (REGISTRY[c].tags & excluded)]
 
 
+_OWN_BUILDS = {"date-conformance"}
+"""Checks above cost 0 that read only builds they make themselves (not the shared rebuilds)."""
+
+
 def _independent(check: type[Check]) -> bool:
     """Needs neither the shared rebuilds nor the staged tasks: may start before they exist."""
-    return check.cost == 0 or REPEAT in check.tags
+    return check.cost == 0 or check.id in _OWN_BUILDS
+
+
+def _in_main(check: type[Check]) -> bool:
+    """Launches its work (fresh processes) before the rest starts and collects it here, in this process."""
+    return bool(getattr(check, "starts_early", False))
+
+
+def _start(ctx: VerifyContext, ids: list[str]) -> None:
+    for check_id in ids:
+        cls = REGISTRY[check_id]
+        if _in_main(cls):
+            try:
+                cls().start(ctx)  # type: ignore[attr-defined]
+            except Exception:  # noqa: BLE001 - the check's run() starts again and reports the failure
+                ctx.started.pop(check_id, None)
 
 
 def warm(ctx: VerifyContext, ids: list[str], progress: Progress | None = None, done: int = 0, total: int = 0) -> None:
@@ -91,6 +110,16 @@ def _die_with_parent() -> None:
     die()
 
 
+def _run_here(ctx: VerifyContext, ids: list[str], found: dict[str, CheckResult], progress: Progress | None,
+              total: int) -> None:
+    """Run, in this process, the checks of `ids` not run yet (they collect work launched by `_start`)."""
+    for check_id in ids:
+        if check_id not in found:
+            found[check_id] = run_one(REGISTRY[check_id](), ctx)
+            if progress:
+                progress(check_id, len(found), total)
+
+
 def run_scheduled(
     ctx: VerifyContext,
     *,
@@ -106,6 +135,7 @@ def run_scheduled(
     ctx.index_or_error  # noqa: B018 - read the frozen state once, before any fork
     if ctx.index is not None:
         ctx.frozen  # noqa: B018
+    _start(ctx, ids)
     if jobs == 1 or len(ids) < 2 or not _can_fork():
         results = []
         for n, check_id in enumerate(ids):
@@ -140,19 +170,22 @@ def run_scheduled(
             progress(label, len(found), total)
 
     early = [c for c in ids if _independent(REGISTRY[c])]
-    late = [c for c in ids if c not in early]
+    here = [c for c in ids if c not in early and _in_main(REGISTRY[c])]
+    late = [c for c in ids if c not in early and c not in here]
     _CONTEXT[:] = [ctx]
     try:
         with ProcessPoolExecutor(max(1, min(jobs, len(early))), mp_context=fork, initializer=_die_with_parent) as first:
             for check_id in early:
                 futures[first.submit(_run_forked, check_id)] = check_id
-            warm(ctx, late, drain, len(found), total)
+            warm(ctx, late + here, drain, len(found), total)
             if late:
                 with ProcessPoolExecutor(min(jobs, len(late)), mp_context=fork, initializer=_die_with_parent) as second:
                     for check_id in late:
                         futures[second.submit(_run_forked, check_id)] = check_id
+                    _run_here(ctx, here, found, progress, total)
                     while futures:
                         collect(next(iter(as_completed(list(futures)))))
+            _run_here(ctx, here, found, progress, total)
             while futures:
                 collect(next(iter(as_completed(list(futures)))))
     finally:

@@ -27,10 +27,10 @@ from typing import Any
 
 from worldkit.access import Policy
 from worldkit.errors import WorldkitError
+from worldkit.frozen.index import default_manifest_dir, read_index
 from worldkit.materialize.manifest import MANIFEST_NAME, Manifest, read_manifest
 from worldkit.verify.checks import REPEAT, run_checks
 from worldkit.verify.context import VerifyContext
-from worldkit.frozen.index import default_manifest_dir, read_index
 from worldkit.verify.inject import (
     Injection,
     NotApplicable,

@@ -10,10 +10,10 @@ import sqlalchemy as sa
 
 from tests.unit.mcp.seat_support import Run, permissive, project
 from tests.unit.store.conftest import old_sqlite_store
+from worldkit.check_result import CheckResult
 from worldkit.mcp.seat import default_tool_config
 from worldkit.mcp.session import StagedSeat, open_run
 from worldkit.store import Store, get_run
-from worldkit.check_result import CheckResult
 
 pytestmark = pytest.mark.anyio
 

@@ -75,10 +75,10 @@ def test_a_record_must_name_the_end_of_its_log(store: Store) -> None:
     assert count_records(store) == 0
 
 
-def _insert_sql(verb: str = "INSERT") -> str:
+def _insert_sql(verb: str = "INSERT", run_id: str = "run-1") -> str:
     return (
         f"{verb} INTO run_records (run_id, record_schema, head_seq, head_hash, record_json, sha256, "
-        "created_at) VALUES ('run-1', 1, :seq, :hash, :data, :sha, '2026-03-02T09:00:00.000000Z')"
+        f"created_at) VALUES ('{run_id}', 1, :seq, :hash, :data, :sha, '2026-03-02T09:00:00.000000Z')"
     )
 
 
@@ -193,3 +193,25 @@ def test_a_store_of_schema_2_or_3_is_upgraded_in_place(store_url: str, old: int,
             _raw(store, "UPDATE log_runs SET meta = '{}'")  # meta is immutable after 2 → 3 too
     with Store.open(store_url) as store:  # reopening an upgraded store changes nothing
         assert [r.run_id for r in read_records(store)] == ["run-1"]
+
+
+def test_a_schema_2_store_the_worldkit_of_that_time_wrote_is_upgraded_with_its_log_intact(tmp_path) -> None:
+    from worldkit.store import verify_chain
+
+    dump = Path(__file__).resolve().parents[2] / "fixtures" / "store" / "schema2.sql"
+    with sqlite3.connect(tmp_path / "store.db") as con:
+        con.executescript(dump.read_text(encoding="utf-8"))
+        assert con.execute("SELECT value FROM store_meta").fetchone() == ("2",)
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    with Store.open(url) as store:
+        with store.engine.connect() as conn:
+            assert conn.execute(sa.select(store_meta.c.value)).scalar_one() == str(SCHEMA_VERSION)
+        report = verify_chain(store, "old-run", key=None)
+        assert report.ok and report.events == 3
+        head = get_run(store, "old-run")
+        put_record(store, "old-run", RECORD, record_schema=1, head_seq=head.seq, head_hash=head.hash)
+        with pytest.raises(sa.exc.DBAPIError, match="already has a stored record"):
+            _raw(store, _insert_sql("REPLACE", "old-run"), seq=head.seq, hash=head.hash, data=b"{}\n", sha="0" * 64)
+        with EventLog(store, "new-run", SEAT, meta={"trusted_staged": True}) as log:
+            log.append("read_file", {"path": "x"}, "ok", None)
+        assert get_run(store, "new-run").meta == {"trusted_staged": True}

@@ -11,11 +11,11 @@ import pytest
 
 from tests.builders import WorldSpec
 from tests.unit.verify.conftest import DATE, Frozen, freeze_copy
+from worldkit.check_result import CheckResult
 from worldkit.materialize.manifest import Manifest
 from worldkit.verify.build import Built, build_projection
 from worldkit.verify.checks import REGISTRY, check_ids, run_one
 from worldkit.verify.inject import edit_changeset, rewrite_frozen
-from worldkit.check_result import CheckResult
 from worldkit.verify.runner import open_context, verify_world
 from worldkit.verify.scratch import ScratchCopy
 from worldkit.world import load_world
@@ -183,6 +183,38 @@ def test_rebuild_repeat_records_fingerprints(mini: Frozen) -> None:
     assert result.counts["attempted"] == result.counts["identical"] == 2
     assert len(set(result.counts["fingerprints"])) == 1
     assert result.counts["fingerprints"][0] == result.counts["frozen_fingerprint"]
+
+
+def test_rebuild_repeat_counts_this_process_rebuild_and_a_fresh_one(mini: Frozen) -> None:
+    """With 2 repeats: one fresh process (office cache off) and this process's clean rebuild, which
+    must agree; a nondeterministic in-process build is caught against the fresh one."""
+    from worldkit.verify.checks import frozen
+
+    spawned: list[str] = []
+    real = frozen._spawn_rebuild
+
+    def spawn(world, out, hashseed, *, office_cache):
+        spawned.append(f"{hashseed}:{office_cache}")
+        return real(world, out, hashseed, office_cache=office_cache)
+
+    frozen._spawn_rebuild, saved = spawn, frozen._spawn_rebuild
+    try:
+        noisy = run(mini, "rebuild-repeat", builder=_noisy_builder)
+    finally:
+        frozen._spawn_rebuild = saved
+    assert spawned == ["1:False"]
+    assert noisy.status == "fail" and noisy.counts["attempted"] == 2
+    assert {i.kind for i in noisy.items} == {"not-identical"}
+    assert all("rebuild 2" in (i.detail or "") for i in noisy.items)
+
+
+def test_the_fresh_rebuilds_never_share_this_process_hash_seed(monkeypatch: pytest.MonkeyPatch) -> None:
+    from worldkit.verify.checks.frozen import _hash_seeds
+
+    monkeypatch.setenv("PYTHONHASHSEED", "1")
+    assert _hash_seeds(2) == ["7920", "15839"]
+    monkeypatch.delenv("PYTHONHASHSEED")
+    assert _hash_seeds(2) == ["1", "7920"]
 
 
 def test_tool_surface_catches_a_server_over_another_projection(mini: Frozen) -> None:

@@ -62,6 +62,30 @@ def test_the_oracle_tells_visible_changes_from_invisible_ones(mini: Frozen, tmp_
     assert changed_views(before, broken.world)[0].startswith("world no longer loads")
 
 
+def test_the_oracle_renders_again_only_revisions_whose_digest_changed(mini: Frozen, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from worldkit.verify import mutations
+    from worldkit.world import load_world
+
+    base = _copy(tmp_path / "base", mini)
+    before = views(base.world, load_pristine(base).keys)
+    assert isinstance(before, dict)
+    digests = mutations.revision_digests(load_world(base.world))
+    planned: list[str] = []
+    real = mutations.plan_projection
+    monkeypatch.setattr(mutations, "plan_projection", lambda state, *a: planned.append(state.revision) or real(state, *a))
+    visible = base.clone(tmp_path / "b")  # r2 changes only: r1 is not rendered again
+    edit_changeset(visible.world, "r2", update={"permissions": [{"id": "R-DESK", "set": {"subject": {"everyone": True}}}]})
+    assert changed_views(before, visible.world, digests) == changed_views(before, visible.world)
+    planned.clear()
+    assert changed_views(before, visible.world, digests) == ["r2/2025-07-01/S2", "r2/2025-07-01/S4"]
+    assert set(planned) == {"r2"}
+    planned.clear()
+    untouched = base.clone(tmp_path / "c")
+    (untouched.world / "NOTES.md").write_text("not part of any revision's state\n")
+    assert changed_views(before, untouched.world, digests) == [] and planned == []
+
+
 def test_the_oracle_agrees_with_the_frozen_manifests(mini: Frozen, tmp_path: Path) -> None:
     base = _copy(tmp_path / "base", mini)
     pristine = load_pristine(base)

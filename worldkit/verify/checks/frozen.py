@@ -9,12 +9,13 @@ import sys
 from pathlib import Path
 
 from worldkit.canon import sha256_json
+from worldkit.check_result import CheckResult, Item
 from worldkit.errors import WorldkitError
+from worldkit.frozen.index import PROJECTIONS_DIR
 from worldkit.materialize.manifest import Entry, Manifest, TreeDiff
 from worldkit.verify.checks import REPEAT, BaseCheck, register
+from worldkit.verify.build import Built
 from worldkit.verify.context import VerifyContext
-from worldkit.frozen.index import PROJECTIONS_DIR
-from worldkit.check_result import CheckResult, Item
 
 _NO_INDEX = "no readable frozen index (see manifest-integrity)"
 
@@ -222,6 +223,13 @@ def _spawn_rebuild(world: Path, out: Path, hashseed: str, *, office_cache: bool)
     )
 
 
+def _hash_seeds(count: int) -> list[str]:
+    """`count` distinct PYTHONHASHSEEDs for the fresh rebuilds, none equal to this process's fixed one (if set)."""
+    own = os.environ.get("PYTHONHASHSEED", "")
+    seeds = [str(n * 7919 + 1) for n in range(count + 1)]
+    return [s for s in seeds if s != own][:count]
+
+
 @register
 class RebuildRepeat(BaseCheck):
     id = "rebuild-repeat"
@@ -229,26 +237,65 @@ class RebuildRepeat(BaseCheck):
     purpose = "The frozen world rebuilt 3 times in fresh processes (different hash seeds) gives identical trees."
     fix = "Find the nondeterminism (unsorted iteration, clock, randomness, environment) in the rendering path and remove it."
     tags = frozenset({REPEAT})
+    starts_early = True
+    """`start` launches the fresh processes before anything else; `run` collects them (in this process)."""
+
+    @staticmethod
+    def _targets(ctx: VerifyContext) -> list[list[str]]:
+        return [list(k) for k in sorted(ctx.readable) if k[0] in ctx.package.revision_names]
+
+    def start(self, ctx: VerifyContext) -> None:
+        """Launch the fresh rebuild processes; they work while the rest of verify does.
+
+        Rebuild 1 renders everything anew, office bytes included (the office cache off): it shows
+        that the format libraries reproduce the frozen bytes. Rebuilds 2 … n-1 vary the hash seed
+        over the same sources and may read office bytes rebuild 1 proves. Rebuild n is this
+        process's own clean rebuild of every projection (the one projection-rebuild compares), made
+        under this process's hash seed (random unless PYTHONHASHSEED is set, and then distinct from
+        the others'); with one repeat, only rebuild 1 is made."""
+        if ctx.index is None or self.id in ctx.started:
+            return
+        fresh = max(1, ctx.repeats - 1)
+        targets = json.dumps(self._targets(ctx))
+        procs = []
+        for n, seed in enumerate(_hash_seeds(fresh)):
+            proc = _spawn_rebuild(ctx.package.root, ctx.work / f"rebuild-repeat-{n}", seed, office_cache=n > 0)
+            # stdin is written and closed at once: a process forked later must not hold its write end
+            assert proc.stdin is not None
+            proc.stdin.write(targets)
+            proc.stdin.close()
+            proc.stdin = None  # so that communicate() does not touch it again
+            procs.append(proc)
+        ctx.started[self.id] = procs
 
     def run(self, ctx: VerifyContext) -> CheckResult:
         if ctx.index is None:
             return self.skip(_NO_INDEX)
-        targets = [list(k) for k in sorted(ctx.readable) if k[0] in ctx.package.revision_names]
-        procs = [
-            # the first rebuild renders everything anew, office bytes included; the others vary the
-            # hash seed over the same sources and may read office bytes the first one proves
-            _spawn_rebuild(ctx.package.root, ctx.work / f"rebuild-repeat-{n}", str(n * 7919 + 1), office_cache=n > 0)
-            for n in range(ctx.repeats)
-        ]
-        runs: list[dict] = []
+        self.start(ctx)
+        procs = ctx.started.pop(self.id)
+        targets = self._targets(ctx)
+        own: dict[str, dict[str, str]] | None = None
         items: list[Item] = []
+        if ctx.repeats >= 2:
+            own = {}
+            for key in map(tuple, targets):
+                try:
+                    built = ctx.rebuild(key)  # type: ignore[arg-type]
+                except WorldkitError as error:
+                    items.append(Item(kind="rebuild-failed", rev=key[0], date=key[1], seat=key[2],
+                                      detail=f"rebuild {len(procs) + 1} (this process): {error.message}"))
+                    continue
+                own["|".join(key)] = {"fingerprint": built.manifest.fingerprint, "tree": built.tree_sha256()}
+        runs: list[dict] = []
         for n, proc in enumerate(procs, start=1):
-            stdout, stderr = proc.communicate(json.dumps(targets))
+            stdout, stderr = proc.communicate()
             if proc.returncode != 0:
                 last = (stderr.strip().splitlines() or ["no output"])[-1]
                 items.append(Item(kind="rebuild-failed", detail=f"rebuild {n}: {last}"))
                 continue
             runs.append(json.loads(stdout))
+        if own is not None:
+            runs.append(own)
         frozen = {"|".join(k): m.fingerprint for k, m in ctx.readable.items() if list(k) in targets}
         identical = 0
         for n, run in enumerate(runs, start=1):
@@ -268,7 +315,7 @@ class RebuildRepeat(BaseCheck):
                                       detail=f"rebuild {n}'s tree differs from rebuild 1's"))
             identical += ok
         fingerprints = [sha256_json({name: info["fingerprint"] for name, info in sorted(run.items())}) for run in runs]
-        return self.outcome(items, attempted=ctx.repeats, identical=identical, fingerprints=fingerprints,
+        return self.outcome(items, attempted=len(procs) + (own is not None), identical=identical, fingerprints=fingerprints,
                             frozen_fingerprint=sha256_json(dict(sorted(frozen.items()))), projections=len(targets),
                             manifest_mismatches=len([i for i in items if i.kind == "manifest-mismatch"]))
 
@@ -289,15 +336,17 @@ class SeatRepeat(BaseCheck):
         seats = sorted(ctx.package.revision(rev).seats)
         for date in ctx.dates:
             seen: dict[str, tuple[list[str], list[str], list[str]]] = {seat: ([], [], []) for seat in seats}
-            # Repeat n materializes every seat afresh: each source is rendered anew once per repeat
-            # (the seats of one repeat share it, as they do in any materialize).
-            for _ in range(ctx.repeats):
+            # Materialization 1 is this process's clean rebuild of each seat (projection-rebuild's,
+            # where every source was rendered once); repeat n materializes every seat afresh in this
+            # same process: each source is rendered anew once per repeat (the seats of one repeat
+            # share it, as they do in any materialize), office bytes read from the office cache.
+            for seat in seats:
+                self._note(seen[seat], ctx.rebuild((rev, date, seat)))
+            for _ in range(ctx.repeats - 1):
                 with ctx.repeat_round():
                     for seat in seats:
                         built = ctx.fresh_build(rev, date, seat)
-                        seen[seat][0].append(built.tree_sha256())
-                        seen[seat][1].append(built.manifest.tool_bundle_sha256)
-                        seen[seat][2].append(built.manifest.fingerprint)
+                        self._note(seen[seat], built)
                         built.discard()
             for seat in seats:
                 trees, bundles, fingerprints = seen[seat]
@@ -311,3 +360,9 @@ class SeatRepeat(BaseCheck):
                                       expected=fingerprints[0], actual=",".join(sorted(set(fingerprints))),
                                       detail=f"{len(set(trees))} distinct trees in {len(trees)} materializations"))
         return self.outcome(items, attempted=attempted, identical=identical, per_seat=ctx.repeats, seats=per_seat)
+
+    @staticmethod
+    def _note(seen: tuple[list[str], list[str], list[str]], built: Built) -> None:
+        seen[0].append(built.tree_sha256())
+        seen[1].append(built.manifest.tool_bundle_sha256)
+        seen[2].append(built.manifest.fingerprint)

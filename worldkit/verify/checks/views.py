@@ -8,11 +8,11 @@ import re
 from collections import defaultdict
 
 from worldkit.access import Policy
+from worldkit.check_result import CheckResult, Item
 from worldkit.verify.build import Built
 from worldkit.verify.checks import BaseCheck, register
 from worldkit.verify.context import VerifyContext
 from worldkit.verify.paths import SEAT_SPECIFIC, document_path, message_path, record_path
-from worldkit.check_result import CheckResult, Item
 from worldkit.world.models import Record
 from worldkit.world.state import WorldState
 
@@ -135,7 +135,13 @@ class DateConformance(BaseCheck):
             if more is not None and more[4] not in {p[4] for p in probes}:
                 probes.append(more)
         items: list[Item] = []
-        done = [self._probe(ctx, rev, state, choice, items) for choice in probes]
+        # The probes' builds render every source of each probed day anew, once (a memo of this check's
+        # own, shared by the seats and probes of one day); office bytes come from the office cache,
+        # keyed by their freshly rendered text and date. What is tested is the timeline fold and the
+        # intended dates, which the text and its date decide; that the format libraries reproduce
+        # their bytes is rebuild-repeat's first fresh process's to show.
+        with ctx.repeat_round():
+            done = [self._probe(ctx, rev, state, choice, items) for choice in probes]
         rec, day, seat, blind, _, label = first
         return self.outcome(items, item=label, record=rec.id if rec is not None else None, effective=day.isoformat(),
                             seat=seat, unentitled_seat=blind, status_change=done[0],

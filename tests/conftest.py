@@ -1,4 +1,5 @@
-"""Fixtures shared by every test: where the public source data lives, and store URLs per backend."""
+"""Fixtures shared by every test: where the public source data lives, store URLs per backend, and a
+guard that leaves the overlay check registry as it was."""
 
 from __future__ import annotations
 
@@ -94,3 +95,15 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path):
         return
     with postgres_schema() as url:
         yield url
+
+
+@pytest.fixture
+def restore_check_registry() -> Iterator[None]:
+    """Leave the overlay check registry as it was: loading an InfoOrgBench packet's overlay registers
+    `structure_score`, which other tests do not expect (modules opt in with `usefixtures`)."""
+    from worldkit.overlay.checks import CHECKS
+
+    saved = dict(CHECKS)
+    yield
+    CHECKS.clear()
+    CHECKS.update(saved)

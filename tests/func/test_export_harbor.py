@@ -8,11 +8,8 @@ import json
 import os
 import re
 import shutil
-import signal
-import socket
 import subprocess
 import sys
-import time
 import tomllib
 from pathlib import Path
 
@@ -22,17 +19,13 @@ import yaml
 from mcp import Client, StdioServerParameters
 
 from tests.fixtures.overlays.paths import TRIAGE
+from tests.harbor_sidecar import free_port, solve_through_sidecar, subprocess_env
 from worldkit._cli.main import run as cli
 from worldkit.errors import CheckFailed, ExitCode
 from worldkit.overlay import load_overlay
 
 RIGHT = "# Triage\n\nSOP checked: SOP-001\nNeeds revision (yes/no): yes\n"
 WRONG = "# Triage\n\nSOP checked: SOP-002\nNeeds revision (yes/no): no\n"
-
-
-def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path),
-            "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +43,7 @@ def _volume(task: Path, into: Path) -> Path:
 
 
 def _verify(task: Path, volume: Path, logs: Path) -> subprocess.CompletedProcess[str]:
-    env = {**_env(), "WORLDKIT_RUN": str(volume), "WORLDKIT_TESTS": str(task / "tests"), "WORLDKIT_LOGS": str(logs)}
+    env = {**subprocess_env(), "WORLDKIT_RUN": str(volume), "WORLDKIT_TESTS": str(task / "tests"), "WORLDKIT_LOGS": str(logs)}
     return subprocess.run(["bash", str(task / "tests" / "test.sh")], env=env, capture_output=True, text=True, timeout=120)
 
 
@@ -177,36 +170,16 @@ def test_a_workspace_changed_outside_the_tools_is_refused_without_a_reward(expor
     assert not (tmp_path / "logs" / "reward.json").exists()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_the_oracle_solution_through_the_http_sidecar_earns_full_reward(exported: Path, tmp_path: Path) -> None:
     task = exported / "cc1-triage__curated-minimal"
     volume = _volume(task, tmp_path / "volume")
-    port = _free_port()
-    server = subprocess.Popen(  # the sidecar's own command (seat/Dockerfile CMD), on a local port
+    port = free_port()
+    solved = solve_through_sidecar(  # the sidecar's own command (seat/Dockerfile CMD), on a local port
         [sys.executable, "-m", "worldkit", "serve", "--run-folder", str(volume), "--trust-staged", "--store", f"sqlite:///{volume / 'store.db'}",
          "--transport", "http", "--host", "127.0.0.1", "--port", str(port)],
-        env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        for _ in range(200):
-            try:
-                socket.create_connection(("127.0.0.1", port), 0.2).close()
-                break
-            except OSError:
-                assert server.poll() is None, server.stderr.read() if server.stderr else ""
-                time.sleep(0.1)
-        solved = subprocess.run(["bash", str(task / "solution" / "solve.sh")], capture_output=True, text=True, timeout=60,
-                                env={**_env(), "WORLDKIT_MCP_URL": f"http://127.0.0.1:{port}/mcp"})  # fmt: skip
-        assert solved.returncode == 0, solved.stderr
-        assert "performed 2 reference actions: read_file, write_file" in solved.stderr
-    finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=30)
+        port, task / "solution" / "solve.sh", tries=200)  # fmt: skip
+    assert solved.returncode == 0, solved.stderr
+    assert "performed 2 reference actions: read_file, write_file" in solved.stderr
     done = _verify(task, volume, tmp_path / "logs")
     assert done.returncode == 0, done.stderr
     assert json.loads((tmp_path / "logs" / "reward.json").read_text()) == {"reward": 1.0, "T1": 1.0, "T2": 1.0}

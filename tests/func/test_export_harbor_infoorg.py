@@ -4,37 +4,22 @@ tools as the MCP sidecar (`worldkit infoorg serve --candidate-only`), the Struct
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
-import time
 import tomllib
 from pathlib import Path
 
 import pytest
 
 from tests.fixtures.jira_export import write_jira_export
+from tests.harbor_sidecar import free_port, solve_through_sidecar, subprocess_env
 from worldkit._cli.main import run as cli
 from worldkit.infoorg.packets import build_packets, write_packets
 from worldkit.infoorg.reference import load_reference
 from worldkit.overlay.checks import CHECKS
 
-
-@pytest.fixture(autouse=True)
-def _restore_check_registry():
-    """Loading a packet's overlay registers `structure_score`; leave the registry as other tests expect."""
-    saved = dict(CHECKS)
-    yield
-    CHECKS.clear()
-    CHECKS.update(saved)
-
-
-def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path),
-            "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}  # fmt: skip
+pytestmark = pytest.mark.usefixtures("restore_check_registry")  # loading a packet registers a check
 
 
 @pytest.fixture(scope="module")
@@ -85,30 +70,14 @@ def test_the_oracle_through_the_organizer_sidecar_scores_one(exported: Path, pac
     shutil.copytree(exported / "environment" / "organizer" / "packet", served)
     volume = tmp_path / "volume"
     volume.mkdir()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = subprocess.Popen(
+    port = free_port()
+    solved = solve_through_sidecar(
         [sys.executable, "-m", "worldkit", "infoorg", "serve", "--packet", str(served), "--candidate-only",
          "--workspace", str(volume / "workspace"), "--store", f"sqlite:///{volume / 'store.db'}",
          "--transport", "http", "--host", "127.0.0.1", "--port", str(port)],
-        env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        for _ in range(300):
-            try:
-                socket.create_connection(("127.0.0.1", port), 0.2).close()
-                break
-            except OSError:
-                assert server.poll() is None, server.stderr.read() if server.stderr else ""
-                time.sleep(0.1)
-        solved = subprocess.run(["bash", str(exported / "solution" / "solve.sh")], capture_output=True, text=True,
-                                timeout=60, env={**_env(), "WORLDKIT_MCP_URL": f"http://127.0.0.1:{port}/mcp"})  # fmt: skip
-        assert solved.returncode == 0, solved.stderr
-    finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=30)
-    env = {**_env(), "WORLDKIT_RUN": str(volume), "WORLDKIT_TESTS": str(exported / "tests"), "WORLDKIT_LOGS": str(tmp_path / "logs")}
+        port, exported / "solution" / "solve.sh", tries=300)  # fmt: skip
+    assert solved.returncode == 0, solved.stderr
+    env = {**subprocess_env(), "WORLDKIT_RUN": str(volume), "WORLDKIT_TESTS": str(exported / "tests"), "WORLDKIT_LOGS": str(tmp_path / "logs")}
     done = subprocess.run(["bash", str(exported / "tests" / "test.sh")], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     reward = json.loads((tmp_path / "logs" / "reward.json").read_text())
@@ -123,7 +92,7 @@ def test_an_untouched_inbox_scores_as_the_structure_score_says(exported: Path, p
                                                                capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
     volume = tmp_path / "volume"
     shutil.copytree(packet / "candidate" / "inbox", volume / "workspace" / "inbox")
-    env = {**_env(), "WORLDKIT_RUN": str(volume), "WORLDKIT_TESTS": str(exported / "tests"), "WORLDKIT_LOGS": str(tmp_path / "logs")}
+    env = {**subprocess_env(), "WORLDKIT_RUN": str(volume), "WORLDKIT_TESTS": str(exported / "tests"), "WORLDKIT_LOGS": str(tmp_path / "logs")}
     done = subprocess.run(["bash", str(exported / "tests" / "test.sh")], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     reward = json.loads((tmp_path / "logs" / "reward.json").read_text())

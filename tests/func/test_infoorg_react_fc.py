@@ -5,31 +5,23 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.fixtures.jira_export import write_jira_export
+from tests.scripted_chat import ScriptedChat
 from worldkit._cli.main import run
 from worldkit.infoorg.instructions import render_tool_instruction
 from worldkit.infoorg.reference import load_reference
-from worldkit.overlay.checks import CHECKS
 from worldkit.store import Store, read_events
 
 REPO = Path(__file__).resolve().parents[2]
 THREAD_FIXTURE_MANIFEST = REPO / "manifests" / "infoorg" / "thread-fixture.json"
 TOOLS = {"list_files", "read_file", "search_files", "move_files", "check_inventory"}
 
-
-@pytest.fixture(autouse=True)
-def _restore_check_registry():
-    saved = dict(CHECKS)
-    yield
-    CHECKS.clear()
-    CHECKS.update(saved)
+pytestmark = pytest.mark.usefixtures("restore_check_registry")  # loading a packet registers a check
 
 
 @pytest.fixture(scope="module")
@@ -83,25 +75,8 @@ class ScriptedModel:
 @pytest.fixture
 def endpoint(packets: Path):
     model = ScriptedModel(sorted(p for p in packets.iterdir() if (p / "overlay.json").is_file()))
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server API
-            assert self.path == "/v1/chat/completions"
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            data = json.dumps(model.reply(body)).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield model, f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
+    with ScriptedChat(lambda body, n: (200, model.reply(body))) as chat:
+        yield model, chat.url
 
 
 def test_react_fc_runs_packets_and_prints_table3_and_table13(capsys, packets: Path, endpoint, tmp_path: Path) -> None:

@@ -14,20 +14,12 @@ from mcp import Client, StdioServerParameters  # at collection: the stdio client
 
 from tests.fixtures.jira_export import write_jira_export
 from worldkit._cli.main import run
-from worldkit.overlay.checks import CHECKS
 from worldkit.store import Store, read_events
 
 REPO = Path(__file__).resolve().parents[2]
 THREAD_FIXTURE_MANIFEST = REPO / "manifests" / "infoorg" / "thread-fixture.json"
 
-
-@pytest.fixture(autouse=True)
-def _restore_check_registry():
-    """Loading an overlay registers `structure_score`; leave the registry as other tests expect."""
-    saved = dict(CHECKS)
-    yield
-    CHECKS.clear()
-    CHECKS.update(saved)
+pytestmark = pytest.mark.usefixtures("restore_check_registry")  # loading a packet registers a check
 
 
 def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

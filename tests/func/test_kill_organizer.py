@@ -23,21 +23,12 @@ from worldkit.infoorg.organizer import Organizer
 from worldkit.infoorg.overlays import inbox_inventory
 from worldkit.infoorg.packets import build_packets, write_packets
 from worldkit.infoorg.validity import check_workspace
-from worldkit.overlay.checks import CHECKS
 from worldkit.store import Store, state_changes, verify_chain
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("restore_check_registry")]
 
 KILLS = 30
 FOLDERS = ["alpha", "beta", "gamma", "delta"]
-
-
-@pytest.fixture(autouse=True)
-def _restore_check_registry():
-    saved = dict(CHECKS)
-    yield
-    CHECKS.clear()
-    CHECKS.update(saved)
 
 
 def _replayed(packet: Path, runs: list[str], store: Store, scratch: Path) -> dict:

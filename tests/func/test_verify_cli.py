@@ -116,14 +116,20 @@ def test_an_invalid_world_exits_3(mini: Path, capsys: pytest.CaptureFixture[str]
     assert "required field is missing" in capsys.readouterr().err
 
 
-def test_workspace_edit_of_one_byte_blocks_and_names_the_file(
-    tasks: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+@pytest.fixture
+def staged(tasks: tuple[Path, Path], tmp_path: Path) -> tuple[Path, list[str]]:
+    """The cc1-report task applied into `staged/`, and the `--manifests` arguments of its frozen manifests."""
     _, overlays = tasks
     out = tmp_path / "staged"
     assert run(["overlay", "apply", str(overlays / "cc1-report.yaml"), "--out", str(out)]) == 0
+    return out, ["--manifests", str(overlays.parent / "manifests" / "mini")]
+
+
+def test_workspace_edit_of_one_byte_blocks_and_names_the_file(
+    staged: tuple[Path, list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, frozen = staged
     capsys.readouterr()
-    frozen = ["--manifests", str(overlays.parent / "manifests" / "mini")]
     for folder in (out, out / "candidate"):
         assert run(["verify", "--workspace", str(folder), *frozen]) == 0
     capsys.readouterr()
@@ -143,15 +149,12 @@ def test_workspace_edit_of_one_byte_blocks_and_names_the_file(
 
 
 def test_the_rehashed_package_is_refused_unless_trusted(
-    tasks: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tasks: tuple[Path, Path], staged: tuple[Path, list[str]], capsys: pytest.CaptureFixture[str]
 ) -> None:
     from worldkit.verify.inject import rehash_package
 
-    _, overlays = tasks
-    out = tmp_path / "staged"
-    assert run(["overlay", "apply", str(overlays / "cc1-report.yaml"), "--out", str(out)]) == 0
+    out, frozen = staged
     rehash_package(out, "projection/files/Shared/smuggled.md", b"# smuggled\n")
-    frozen = ["--manifests", str(overlays.parent / "manifests" / "mini")]
     capsys.readouterr()
     assert run(["verify", "--workspace", str(out), *frozen]) == 1
     text = capsys.readouterr().out

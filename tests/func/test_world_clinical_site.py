@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.task_runs import oracle_and_noop, task_conditions
 from worldkit.overlay import find_overlays, load_overlay
 from worldkit.overlay.stats import world_stats
-from worldkit.run.judge import make_judge
-from worldkit.run.runner import run_task
 from worldkit.verify.runner import verify_world
 from worldkit.world.load import load_world
 
@@ -25,16 +24,10 @@ OVERLAYS = find_overlays(WORLD)
 
 
 def _oracle_and_noop(overlay_path: Path, condition: str, tmp_path: Path) -> None:
-    overlay = load_overlay(overlay_path)
-    store = f"sqlite:///{tmp_path / 'store.db'}"
-    facts = make_judge("facts")
-    oracle = run_task(overlay, "oracle", condition=condition, runs_dir=tmp_path / "runs", store_url=store,
-                      judge=facts).summary()  # fmt: skip
+    oracle, noop = oracle_and_noop(overlay_path, condition, tmp_path)
     failed = [cid for cid, verdict in oracle["criteria"].items() if verdict != "pass"]
     assert oracle["deterministic_total"] > 0
     assert failed == [], f"oracle fails {failed}"
-    noop = run_task(overlay, "noop", condition=condition, runs_dir=tmp_path / "runs", store_url=store,
-                    judge=facts).summary()  # fmt: skip
     assert [cid for cid, verdict in noop["criteria"].items() if verdict == "pass"] == []
 
 
@@ -78,11 +71,7 @@ def test_full_verify_passes(tmp_path: Path) -> None:
     assert report.status == "pass", [c.id for c in report.failed + report.errored]
 
 
-CASES = [
-    pytest.param(path, condition, id=f"{load_overlay(path).id}-{condition}")
-    for path in OVERLAYS
-    for condition in ["full", *(f"curated:{name}" for name in sorted(load_overlay(path).curated))]
-]
+CASES = task_conditions(OVERLAYS)
 
 
 @pytest.mark.slow

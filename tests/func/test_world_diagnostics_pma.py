@@ -14,12 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.task_runs import oracle_and_noop, task_conditions
 from worldkit._cli.main import run
 from worldkit.access import Policy
 from worldkit.materialize import plan_projection
 from worldkit.overlay import find_overlays, load_overlay
-from worldkit.run.judge import make_judge
-from worldkit.run.runner import run_task
 from worldkit.world import load_world
 
 WORLD = "diagnostics_pma"
@@ -92,15 +91,10 @@ def test_verify_core_checks_pass(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def _oracle_and_noop(overlay_path: Path, condition: str, tmp_path: Path) -> None:
-    overlay = load_overlay(overlay_path)
-    store, facts = f"sqlite:///{tmp_path / 'store.db'}", make_judge("facts")
-    oracle = run_task(overlay, "oracle", condition=condition, runs_dir=tmp_path / "runs", store_url=store,
-                      judge=facts).summary()  # fmt: skip
+    oracle, noop = oracle_and_noop(overlay_path, condition, tmp_path)
     assert oracle["deterministic_total"] > 0
     assert oracle["deterministic_passed"] == oracle["deterministic_total"]
     assert [cid for cid, verdict in oracle["criteria"].items() if verdict != "pass"] == []
-    noop = run_task(overlay, "noop", condition=condition, runs_dir=tmp_path / "runs", store_url=store,
-                    judge=facts).summary()  # fmt: skip
     assert [cid for cid, verdict in noop["criteria"].items() if verdict == "pass"] == []
 
 
@@ -110,11 +104,7 @@ def test_oracle_passes_and_noop_fails_labeling_review(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    ("overlay_path", "condition"),
-    [pytest.param(p, c, id=f"{load_overlay(p).id}-{c}") for p in OVERLAYS
-     for c in ["full", *(f"curated:{n}" for n in sorted(load_overlay(p).curated))]],
-)  # fmt: skip
+@pytest.mark.parametrize(("overlay_path", "condition"), task_conditions(OVERLAYS))
 def test_oracle_and_noop_every_task(overlay_path: Path, condition: str, tmp_path: Path) -> None:
     _oracle_and_noop(overlay_path, condition, tmp_path)
 

@@ -7,9 +7,12 @@ equipment calibration certificates, pharmacy temperature logs, HREB submissions 
 milestones of the unit's other studies, the ALD-2207 pre-screening log, sponsor and safety
 correspondence, staff files, routine mail and chat.
 
+The long tables (the SOPs, the ISF's fixed background documents) are YAML banks in `gen/banks/`.
+
 Determinism: every part draws from its own `random.Random` seeded from the world's seed and the
-part's name; nothing reads the clock or the environment. Dates come from fixed tables, so no
-item names a date later than its own (expiry dates inside a training record are data, not events).
+part's name; nothing reads the clock or the environment (only the world's own banks). Dates come
+from fixed tables, so no item names a date later than its own (expiry dates inside a training
+record are data, not events).
 
 The training table below is also story: it carries the four delegation-log gaps of the
 delegation-training-check task (see data/stories/delegation.yaml) and must stay consistent with it.
@@ -20,9 +23,13 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import random
+from pathlib import Path
 from typing import Any
 
+import yaml
+
 D = dt.date
+BANKS = Path(__file__).resolve().parent / "gen" / "banks"  # the long tables: SOPs, fixed ISF documents
 SNAPSHOT = D(2026, 4, 15)  # the start-up snapshot (world default_date); later content is dated after it
 
 
@@ -44,6 +51,12 @@ def _add_years(d: D, years: int) -> D:
 def _part_rng(seed: int, name: str) -> random.Random:
     digest = hashlib.sha256(f"{seed}:{name}".encode()).digest()
     return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def _bank(file: str, name: str) -> Any:
+    """The table `name` of this world's `gen/banks/<file>.yaml` (plain YAML values; dates are ISO strings)."""
+    with open(BANKS / f"{file}.yaml", encoding="utf-8") as handle:
+        return yaml.safe_load(handle)[name]
 
 
 # --------------------------------------------------------------------------------------------
@@ -288,70 +301,40 @@ def study_staff_files(out: _Out, seed: int) -> None:
 # CRU drive: SOPs, minutes, calibration certificates, other studies
 # --------------------------------------------------------------------------------------------
 
-SOPS = [
-    ("CRU-SOP-001", "Informed consent", 5, D(2025, 6, 2), ["Only the HREB-approved consent form version in force may be used; check the version and date against the latest HREB letter before each consent.",
-        "Consent is taken by a person delegated task 1 who has completed CONS-101.",
-        "The participant receives a copy; the original goes to the ISF or research notes, a copy to the medical record.",
-        "When a new version is approved, participants are re-consented at their next visit."]),
-    ("CRU-SOP-002", "Delegation of duties and the delegation log", 4, D(2025, 3, 10), ["The PI initials and dates each line before the person performs any delegated task.",
-        "Delegated tasks must match the person's qualifications and completed training.",
-        "The coordinator reviews the log against training records monthly and before activation."]),
-    ("CRU-SOP-003", "Training and training records", 6, D(2025, 9, 1), ["GCP training is renewed every 3 years; an expired certificate suspends delegated research work.",
-        "Study-specific training is recorded in the hospital LMS or filed as a certificate in the ISF.",
-        "The quality and training officer sends renewal reminders 90, 30 and 7 days before expiry."]),
-    ("CRU-SOP-004", "Ethics submissions and amendments", 5, D(2025, 1, 20), ["Amendments are implemented only after the HREB's written approval, except urgent safety measures.",
-        "The regulatory coordinator keeps the HREB portal, the ISF index and the ISF section 04 consistent.",
-        "Superseded documents are marked SUPERSEDED and moved to the superseded sub-folder."]),
-    ("CRU-SOP-005", "Investigator site file management", 4, D(2024, 11, 4), ["The ISF index is updated within 5 working days of any filing.",
-        "Expired certificates (laboratory, GCP) are replaced by their current versions; the expired copy is kept and marked."]),
-    ("CRU-SOP-006", "Study start-up and site activation", 3, D(2025, 5, 12), ["The CRU manager confirms readiness to a sponsor only against the sponsor's activation checklist, item by item.",
-        "No participant is consented or screened before the sponsor's activation letter.",
-        "Pre-screening (clinic-list review) is allowed only if the HREB approved it."]),
-    ("CRU-SOP-007", "Screening and enrolment logs", 3, D(2024, 8, 19), ["The pre-screening log holds no direct identifiers; the key is kept in the clinic.",
-        "The screening and enrolment log opens at activation."]),
-    ("CRU-SOP-008", "Adverse event and SAE reporting", 6, D(2025, 2, 3), ["SAEs are reported to the sponsor within 24 hours of awareness.",
-        "The PI assesses causality; delegated sub-investigators may assess if trained."]),
-    ("CRU-SOP-009", "Biological sample handling and shipping", 4, D(2025, 4, 14), ["Only staff with current IATA dangerous-goods training package and ship UN3373 samples.",
-        "Temperature loggers accompany frozen shipments."]),
-    ("CRU-SOP-010", "Investigational product management (with IDS)", 5, D(2025, 7, 7), ["IP is stored only in qualified, continuously monitored units.",
-        "Temperature excursions are quarantined and reported to the sponsor."]),
-    ("CRU-SOP-011", "Monitoring visits and audits", 3, D(2024, 10, 7), ["Monitors get read access to the eISF and certified copies of source.",
-        "Follow-up letters are filed in ISF section 10 and actions tracked to closure."]),
-    ("CRU-SOP-012", "Source documents and data entry", 4, D(2025, 8, 11), ["EDC entry within 5 working days of the visit.", "Queries answered within 10 working days."]),
-    ("CRU-SOP-013", "Equipment maintenance and calibration", 3, D(2024, 12, 9), ["Every research device has an asset number and an annual calibration certificate.",
-        "Out-of-calibration devices are labelled DO NOT USE until recalibrated."]),
-    ("CRU-SOP-014", "Archiving of essential documents", 2, D(2023, 11, 6), ["Essential documents are archived for 25 years after study end."]),
-]
-
+# Research devices by model: (description, calibration vendor, asset numbers), in asset order.
 ASSETS = [
-    ("ECG-01", "CardioLine 12 electrocardiograph", "CardioLine Medical"), ("ECG-02", "CardioLine 12 electrocardiograph", "CardioLine Medical"),
-    ("CEN-01", "Refrigerated centrifuge RC-4", "Labtech Services"), ("CEN-02", "Refrigerated centrifuge RC-4", "Labtech Services"),
-    ("FZ-01", "-80 °C freezer UF-700", "ColdChain Engineering"), ("FZ-02", "-80 °C freezer UF-700", "ColdChain Engineering"),
-    ("FR-CRU-01", "Sample refrigerator 2–8 °C", "ColdChain Engineering"), ("SCL-01", "Patient scale PS-200", "Weighright"),
-    ("BP-01", "Automated blood pressure monitor", "Vitalis Devices"), ("BP-02", "Automated blood pressure monitor", "Vitalis Devices"),
-    ("THM-01", "Digital thermometer", "Vitalis Devices"), ("STD-01", "Stadiometer", "Weighright"),
+    ("CardioLine 12 electrocardiograph", "CardioLine Medical", ["ECG-01", "ECG-02"]),
+    ("Refrigerated centrifuge RC-4", "Labtech Services", ["CEN-01", "CEN-02"]),
+    ("-80 °C freezer UF-700", "ColdChain Engineering", ["FZ-01", "FZ-02"]),
+    ("Sample refrigerator 2–8 °C", "ColdChain Engineering", ["FR-CRU-01"]),
+    ("Patient scale PS-200", "Weighright", ["SCL-01"]),
+    ("Automated blood pressure monitor", "Vitalis Devices", ["BP-01", "BP-02"]),
+    ("Digital thermometer", "Vitalis Devices", ["THM-01"]),
+    ("Stadiometer", "Weighright", ["STD-01"]),
 ]
 
 
 def cru_drive(out: _Out, seed: int) -> None:
     rng = _part_rng(seed, "cru")
-    for code, title, version, effective, steps in SOPS:
+    for code, sop in _bank("cru_drive", "cru_sops").items():
+        title, version, effective, steps = sop["title"], sop["version"], D.fromisoformat(sop["effective"]), sop["steps"]
         out.doc(f"SOP-{code}", "cru-drive", f"SOPs/{code} v{version} {title}.md", effective, template="sop.md.j2",
                 department="CRU-QA", title=f"{code} {title}",
                 vars={"code": code, "title": title, "version": version, "effective": _long(effective),
                       "review": _long(_add_years(effective, 2)), "steps": steps})
-    for asset, desc, vendor in ASSETS:
-        base = D(2024, 3, 1) + dt.timedelta(days=rng.randint(0, 300))
-        for year in (0, 1, 2):
-            day = _add_years(base, year)
-            if day > D(2026, 6, 30):
-                continue
-            result = "pass" if not (asset == "BP-02" and year == 1) else "pass after adjustment"
-            out.doc(f"CAL-{asset}-{day:%Y%m%d}", "cru-drive", f"Equipment/Calibration/{asset}/{asset} calibration certificate {day:%Y-%m-%d}.md",
-                    day, template="calibration.md.j2", department="CRU-QA", title=f"{asset} calibration {day:%Y-%m-%d}",
-                    vars={"asset": asset, "desc": desc, "vendor": vendor, "date": _long(day), "due": _long(_add_years(day, 1)),
-                          "result": result, "cert": f"{vendor.split()[0][:3].upper()}-{day:%y%m%d}-{asset}",
-                          "reading": f"{rng.uniform(-0.4, 0.4):+.2f}"})
+    for desc, vendor, assets in ASSETS:
+        for asset in assets:
+            base = D(2024, 3, 1) + dt.timedelta(days=rng.randint(0, 300))
+            for year in (0, 1, 2):
+                day = _add_years(base, year)
+                if day > D(2026, 6, 30):
+                    continue
+                result = "pass" if not (asset == "BP-02" and year == 1) else "pass after adjustment"
+                out.doc(f"CAL-{asset}-{day:%Y%m%d}", "cru-drive", f"Equipment/Calibration/{asset}/{asset} calibration certificate {day:%Y-%m-%d}.md",
+                        day, template="calibration.md.j2", department="CRU-QA", title=f"{asset} calibration {day:%Y-%m-%d}",
+                        vars={"asset": asset, "desc": desc, "vendor": vendor, "date": _long(day), "due": _long(_add_years(day, 1)),
+                              "result": result, "cert": f"{vendor.split()[0][:3].upper()}-{day:%y%m%d}-{asset}",
+                              "reading": f"{rng.uniform(-0.4, 0.4):+.2f}"})
     for code, sponsor, design, status, target, pi in OTHER_STUDIES:
         start = D(2024, 9, 1) + dt.timedelta(days=rng.randint(0, 360))
         out.doc(f"STUDY-{code}", "cru-drive", f"Studies/{code}/{code} study summary.md", start, department="CRU",
@@ -406,42 +389,9 @@ def minutes(out: _Out, rng: random.Random) -> None:
 
 def isf_background(out: _Out, seed: int) -> None:
     rng = _part_rng(seed, "isf")
-    fixed = [
-        ("01 Protocol/Protocol ALD-2207 v1.0 30Oct2025 synopsis.md", D(2025, 11, 3), "Protocol v1.0 synopsis",
-         "# ALD-2207 (LUMEN-2) protocol v1.0 — synopsis\n\nPhase 2, randomised (1:1:1:1), double-blind, placebo-controlled, dose-ranging.\n"
-         "Population: adults 18–75 with plaque psoriasis for ≥ 6 months, PASI ≥ 12, IGA ≥ 3, BSA ≥ 10 %.\n"
-         "Treatment: ravonetide 40, 80 or 160 mg or placebo SC every 2 weeks for 16 weeks.\nPrimary endpoint: PASI 75 at week 16.\n"
-         "Key exclusions: prior IL-17 or IL-23 inhibitor failure; ALT or AST > 2 × ULN at screening; active infection.\n"),
-        ("01 Protocol/Protocol ALD-2207 v2.0 (amendment 1) 20Mar2026 summary of changes.md", D(2026, 3, 23), "Protocol v2.0 summary of changes",
-         "# Protocol v2.0 (amendment 1) — summary of changes\n\n1. Liver function tests added at weeks 2, 4 and 8.\n"
-         "2. Stopping rule: ALT or AST > 5 × ULN, or > 3 × ULN with bilirubin > 2 × ULN.\n3. ICF master v3.0 and IB edition 5.\n"
-         "Sites not yet activated are activated on v2.0 after ethics approval.\n"),
-        ("02 Investigator brochure/IB ravonetide edition 4 01Sep2025 (summary).md", D(2025, 9, 8), "IB edition 4 summary",
-         "# Investigator's brochure, ravonetide — edition 4 (1 Sep 2025), summary page\n\nExposure: 486 participants in 5 studies.\n"
-         "Most common adverse reactions: injection-site reactions (11 %), headache (6 %), nasopharyngitis (5 %).\n"),
-        ("02 Investigator brochure/IB ravonetide edition 5 12Mar2026 (summary).md", D(2026, 3, 23), "IB edition 5 summary",
-         "# Investigator's brochure, ravonetide — edition 5 (12 Mar 2026), summary page\n\nExposure: 698 participants in 6 studies.\n"
-         "New: hepatic enzyme elevations > 3 × ULN in 4 of 212 participants in ALD-2103 (all reversible on stopping).\n"),
-        ("05 Regulatory/Insurance certificate Aldmere clinical trials 2026.md", D(2026, 1, 8), "Sponsor insurance certificate",
-         "# Certificate of clinical trial insurance\n\nInsured: Aldmere Therapeutics · Policy CT-2026-0419 · Period 1 Jan 2026 – 31 Dec 2026.\n"
-         "Covers study ALD-2207 at all listed sites, including site 114 (Harbourview).\n"),
-        ("08 Laboratory/Central laboratory manual ALD-2207 v1.0 (Veridian Central Labs).md", D(2026, 2, 9), "Central laboratory manual",
-         "# Veridian Central Labs — ALD-2207 laboratory manual v1.0 (2 Feb 2026)\n\nKits: screening (A), treatment visits (B), liver panel (C, from amendment 1).\n"
-         "Shipping: ambient UN3373 via courier Mon–Thu; packaging only by IATA-trained staff.\n"),
-        ("09 Investigational product/Pharmacy manual ALD-2207 v1.0 02Feb2026.md", D(2026, 2, 9), "Pharmacy manual",
-         "# ALD-2207 pharmacy manual v1.0 (2 Feb 2026)\n\nStorage 2–8 °C, protect from light; excursions reported via IWRS within 1 working day.\n"
-         "Dispensing by IWRS kit number; accountability log per kit.\n"),
-        ("10 Monitoring/Pre-study visit report 20Oct2025.md", D(2025, 10, 27), "Pre-study visit report",
-         "# Northgate Clinical — pre-study visit report (20 Oct 2025)\n\nSite 114 suitable: dermatology clinic sees ~60 moderate-to-severe psoriasis patients a month; "
-         "CRU has 2 coordinators and 2 research nurses; IDS and laboratory on site. Recommended for selection.\n"),
-        ("10 Monitoring/Monitoring visit log ALD-2207.csv", D(2026, 4, 8), "Monitoring visit log",
-         "date,visit,cra,purpose\n2025-10-20,PSV,Clara Vos,pre-study visit\n2026-04-08,SIV,Clara Vos,site initiation visit\n"),
-        ("11 Screening/Screening and enrolment log ALD-2207 (opens at activation).csv", D(2026, 3, 16), "Screening and enrolment log (empty)",
-         "screening_no,date_consented,icf_version,initials,screen_result,randomisation_no,reason_if_failed\n"),
-    ]
-    for path, day, title, text in fixed:
+    for path, item in _bank("isf", "isf_background").items():
         ident = "ISF-BG-" + hashlib.sha256(path.encode()).hexdigest()[:10]
-        out.doc(ident, "isf", path, day, text=text, title=title, department="CRU-REG")
+        out.doc(ident, "isf", path, D.fromisoformat(item["filed"]), text=item["text"], title=item["title"], department="CRU-REG")
     for investigator in ("hmarsh", "sachebe", "lberg", "ohaddad"):
         name = STAFF[investigator][0]
         day = {"hmarsh": D(2026, 3, 2), "sachebe": D(2026, 3, 2), "lberg": D(2026, 3, 4), "ohaddad": D(2026, 4, 10)}[investigator]

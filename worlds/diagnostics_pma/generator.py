@@ -132,6 +132,12 @@ def _doc(path: str, system: str, department: str | None, day: dt.date, title: st
     return doc
 
 
+def _note(path: str, system: str, department: str | None, day: dt.date, title: str, ident: str,
+          heading: str, body: str, **kw: Any) -> dict[str, Any]:
+    """A short text document: a `# heading` line, a blank line, then `body` and a newline."""
+    return _doc(path, system, department, day, title, id=ident, **kw, text=f"# {heading}\n\n{body}\n")
+
+
 def _sops(rng: random.Random) -> list[dict[str, Any]]:
     out = []
     for i, (dept, title) in enumerate(SOP_TITLES, start=1):
@@ -222,16 +228,16 @@ def _verification(rng: random.Random) -> list[dict[str, Any]]:
     for k, (day, title) in enumerate([(D(2025, 3, 14), "Design freeze"), (D(2025, 7, 18), "Verification readiness"),
                                       (D(2025, 11, 7), "Module 1 readiness"), (D(2026, 1, 23), "Module 2 readiness"),
                                       (D(2026, 3, 27), "Verification status"), (D(2026, 6, 12), "Design transfer")], start=1):
-        out.append(_doc(f"Design reviews/DR-{k:02d} {title} design review.md", "rnd-drive", "RND", day,
-                        f"DR-{k:02d} {title}", id=f"G-DR-{k:02d}",
-                        text=f"# DR-{k:02d} {title} design review ({_iso(day)})\n\nChair: Lea Nakamura. Independent reviewer: Hanna Voss.\n\n"
-                             "Outcome: the review confirmed the items on the agenda; open actions are tracked in the DHF.\n"))
+        review = f"DR-{k:02d} {title}"
+        out.append(_note(f"Design reviews/{review} design review.md", "rnd-drive", "RND", day, review, f"G-DR-{k:02d}",
+                         f"{review} design review ({_iso(day)})", "Chair: Lea Nakamura. Independent reviewer: Hanna Voss.\n\n"
+                         "Outcome: the review confirmed the items on the agenda; open actions are tracked in the DHF."))
     for k in range(1, 9):
-        day = D(2024, 10, 1) + dt.timedelta(days=35 * k)
-        out.append(_doc(f"Development lots/HT-2500{k} certificate of analysis.md", "rnd-drive", "RND", day,
-                        f"HT-2500{k} certificate of analysis", id=f"G-COA-{k}",
-                        text=f"# Development reagent lot HT-2500{k} — certificate of analysis\n\nManufactured {_iso(day)} on the pilot line.\n"
-                             f"Control recovery {rng.uniform(96, 104):.1f} %; appearance conforms; fill volume conforms.\n"))
+        day, lot = D(2024, 10, 1) + dt.timedelta(days=35 * k), f"HT-2500{k}"
+        out.append(_note(f"Development lots/{lot} certificate of analysis.md", "rnd-drive", "RND", day,
+                         f"{lot} certificate of analysis", f"G-COA-{k}", f"Development reagent lot {lot} — certificate of analysis",
+                         f"Manufactured {_iso(day)} on the pilot line.\n"
+                         f"Control recovery {rng.uniform(96, 104):.1f} %; appearance conforms; fill volume conforms."))
     return out
 
 
@@ -263,10 +269,9 @@ def _clinical(rng: random.Random) -> list[dict[str, Any]]:
                         f"Enrollment week ending {_iso(day)}", id=f"G-ENR-{w:03d}", template="clinical/enrollment.csv.j2",
                         vars={"rows": rows}))
     for m, first in enumerate(_months((2025, 10), (2026, 3)), start=1):
-        out.append(_doc(f"CS-TL-01/Data management/Query report {first:%Y-%m}.md", "clin-drive", "CLIN", first,
-                        f"Query report {first:%Y-%m}", id=f"G-QRY-{m:02d}",
-                        text=f"# CS-TL-01 data query report {first:%B %Y}\n\nOpen queries: {rng.randint(3, 40)}. "
-                             f"Closed this month: {rng.randint(10, 60)}. No systematic data issue.\n"))
+        out.append(_note(f"CS-TL-01/Data management/Query report {first:%Y-%m}.md", "clin-drive", "CLIN", first,
+                         f"Query report {first:%Y-%m}", f"G-QRY-{m:02d}", f"CS-TL-01 data query report {first:%B %Y}",
+                         f"Open queries: {rng.randint(3, 40)}. Closed this month: {rng.randint(10, 60)}. No systematic data issue."))
     return out
 
 
@@ -297,20 +302,19 @@ def _quality(rng: random.Random) -> list[dict[str, Any]]:
                         f"Complaint log {first:%Y-%m}", id=f"G-CMP-{k:03d}", template="qms/complaint_log.csv.j2",
                         vars={"rows": sorted(rows)}))
     for k, day in enumerate([D(2025, 2, 10), D(2025, 6, 16), D(2025, 10, 13), D(2026, 2, 9)], start=1):
-        out.append(_doc(f"Internal audits/IA-{day.year}-{k:02d} internal audit report.md", "qa-drive", "QA", day,
-                        f"Internal audit IA-{day.year}-{k:02d}", id=f"G-IA-{k:02d}",
-                        text=f"# Internal audit IA-{day.year}-{k:02d} ({_iso(day)})\n\nAuditor: Daniel Kerr. "
-                             f"{rng.randint(0, 3)} minor findings; no major finding. CAPAs tracked in the QMS.\n"))
+        audit = f"IA-{day.year}-{k:02d}"
+        out.append(_note(f"Internal audits/{audit} internal audit report.md", "qa-drive", "QA", day, f"Internal audit {audit}",
+                         f"G-IA-{k:02d}", f"Internal audit {audit} ({_iso(day)})",
+                         f"Auditor: Daniel Kerr. {rng.randint(0, 3)} minor findings; no major finding. CAPAs tracked in the QMS."))
     for k, first in enumerate(_months((2025, 6), (2026, 4)), start=1):
         day = first + dt.timedelta(days=10)
-        out.append(_doc(f"Batch records/{first.year}/Bead coating batch BC-{first:%y%m} record.md", "mfg-drive", "MFG", day,
-                        f"Bead coating batch BC-{first:%y%m}", id=f"G-BC-{k:03d}",
-                        text=f"# Bead coating batch BC-{first:%y%m}\n\nDate {_iso(day)}. Operator: Astrid Olsen's team. "
-                             f"Coating yield {rng.uniform(88, 97):.1f} %. Conforms.\n"))
+        batch = f"Bead coating batch BC-{first:%y%m}"
+        out.append(_note(f"Batch records/{first.year}/{batch} record.md", "mfg-drive", "MFG", day, batch, f"G-BC-{k:03d}", batch,
+                         f"Date {_iso(day)}. Operator: Astrid Olsen's team. Coating yield {rng.uniform(88, 97):.1f} %. Conforms."))
     for k, title in enumerate(["Org chart", "Holiday calendar 2026", "Benefits overview", "Remote work policy",
                                "Performance review cycle", "Hiring plan 2026"], start=1):
-        out.append(_doc(f"Policies/{title}.md", "hr-drive", "HR", D(2025, 12, 1), title, id=f"G-HR-{k:02d}",
-                        classification="confidential", text=f"# {title}\n\nMaintained by Nora Field (HR).\n"))
+        out.append(_note(f"Policies/{title}.md", "hr-drive", "HR", D(2025, 12, 1), title, f"G-HR-{k:02d}", title,
+                         "Maintained by Nora Field (HR).", classification="confidential"))
     return out
 
 
@@ -320,14 +324,13 @@ def _regulatory(rng: random.Random) -> list[dict[str, Any]]:
               "modular PMA review timelines", "post-approval study reports", "sample type supplements",
               "clinical study data integrity", "cybersecurity of analyzers", "unique device identification"]
     for k, day in enumerate(_weeks(D(2025, 9, 5), D(2026, 6, 26), 14), start=1):
-        out.append(_doc(f"Regulatory intelligence/{day.year}/RI digest {_iso(day)}.md", "ra-drive", "RA", day,
-                        f"Regulatory intelligence digest {_iso(day)}", id=f"G-RI-{k:03d}",
-                        text=f"# Regulatory intelligence digest — {_iso(day)}\n\nThis fortnight: {rng.choice(topics)}; "
-                             f"{rng.choice(topics)}. No action for P250031 unless noted by the PMA lead.\n"))
+        out.append(_note(f"Regulatory intelligence/{day.year}/RI digest {_iso(day)}.md", "ra-drive", "RA", day,
+                         f"Regulatory intelligence digest {_iso(day)}", f"G-RI-{k:03d}", f"Regulatory intelligence digest — {_iso(day)}",
+                         f"This fortnight: {rng.choice(topics)}; {rng.choice(topics)}. No action for P250031 unless noted by the PMA lead."))
     for k, day in enumerate([D(2025, 11, 18), D(2026, 2, 3), D(2026, 2, 27)], start=1):
-        out.append(_doc(f"PMA P250031/Correspondence/CDR acknowledgement {k:02d} {_iso(day)}.md", "ra-drive", "RA", day,
-                        f"CDR acknowledgement {k:02d}", id=f"G-ACK-{k:02d}",
-                        text=f"# Center for Device Review — acknowledgement ({_iso(day)})\n\nThe module was received and is under review.\n"))
+        out.append(_note(f"PMA P250031/Correspondence/CDR acknowledgement {k:02d} {_iso(day)}.md", "ra-drive", "RA", day,
+                         f"CDR acknowledgement {k:02d}", f"G-ACK-{k:02d}", f"Center for Device Review — acknowledgement ({_iso(day)})",
+                         "The module was received and is under review."))
     return out
 
 
@@ -337,8 +340,8 @@ def _desk(rng: random.Random) -> list[dict[str, Any]]:
     for person in PEOPLE:
         for k, title in enumerate(rng.sample(notes, 3), start=1):
             day = D(2026, 1, 5) + dt.timedelta(days=rng.randint(0, 90))
-            out.append(_doc(f"{person}/{title}.md", "desk", None, day, title, id=f"G-DESK-{person}-{k}", owner=person,
-                            text=f"# {title}\n\nPersonal notes ({_iso(day)}). Nothing here is a controlled record.\n"))
+            out.append(_note(f"{person}/{title}.md", "desk", None, day, title, f"G-DESK-{person}-{k}", title,
+                             f"Personal notes ({_iso(day)}). Nothing here is a controlled record.", owner=person))
     return out
 
 

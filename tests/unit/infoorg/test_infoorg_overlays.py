@@ -32,14 +32,7 @@ from worldkit.run.infoorg_agent import BaselineAgent, packet_agent
 from worldkit.run.infoorg_packet import run_packet
 from worldkit.store import Store, read_events
 
-
-@pytest.fixture(autouse=True)
-def _restore_check_registry():
-    """Loading an overlay registers `structure_score`; leave the registry as other tests expect."""
-    saved = dict(CHECKS)
-    yield
-    CHECKS.clear()
-    CHECKS.update(saved)
+pytestmark = pytest.mark.usefixtures("restore_check_registry")  # loading a packet registers a check
 
 
 @pytest.fixture(scope="module")

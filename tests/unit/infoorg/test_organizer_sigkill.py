@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -58,23 +59,19 @@ def handshake(proc: subprocess.Popen) -> None:
     send(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
 
 
-def assert_each_record_once(ws: Path, expected: dict[str, str]) -> None:
-    scan = check_workspace(ws, expected)
-    assert not (scan.missing or scan.duplicated or scan.changed or scan.unexpected), scan.problems
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("kill_after", [1, RECORDS // 2])
-def test_sigkill_mid_move_keeps_every_record_exactly_once(tmp_path: Path, kill_after: int) -> None:
-    ws = tmp_path / "ws"
+def write_inbox(ws: Path) -> dict[str, str]:
+    """RECORDS small records in `ws/inbox`; their ids and digests."""
     (ws / "inbox").mkdir(parents=True)
     expected = {}
     for i in range(RECORDS):
         data = f"record {i}\n".encode()
         (ws / "inbox" / f"F{i:05d}.txt").write_bytes(data)
         expected[f"F{i:05d}"] = sha256_bytes(data)
-    dest = ws / "archive" / "all"
+    return expected
 
+
+def kill_mid_move(ws: Path, ids: list[str], destination: list[str], ready: Callable[[], bool]) -> None:
+    """Start the server on `ws`, ask it to move `ids` to `destination`, SIGKILL it once `ready()` (or after 60 s)."""
     proc = start_server(ws)
     try:
         handshake(proc)
@@ -84,22 +81,32 @@ def test_sigkill_mid_move_keeps_every_record_exactly_once(tmp_path: Path, kill_a
                 "jsonrpc": "2.0",
                 "id": 2,
                 "method": "tools/call",
-                "params": {
-                    "name": "move_files",
-                    "arguments": {"ids": sorted(expected), "destination": ["archive", "all"]},
-                },
+                "params": {"name": "move_files", "arguments": {"ids": ids, "destination": destination}},
             },
         )
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if dest.is_dir() and len(os.listdir(dest)) >= kill_after:
-                break
+        while not ready() and time.monotonic() < deadline:
+            pass
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def assert_each_record_once(ws: Path, expected: dict[str, str]) -> None:
+    scan = check_workspace(ws, expected)
+    assert not (scan.missing or scan.duplicated or scan.changed or scan.unexpected), scan.problems
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kill_after", [1, RECORDS // 2])
+def test_sigkill_mid_move_keeps_every_record_exactly_once(tmp_path: Path, kill_after: int) -> None:
+    ws = tmp_path / "ws"
+    expected = write_inbox(ws)
+    dest = ws / "archive" / "all"
+    kill_mid_move(ws, sorted(expected), ["archive", "all"], lambda: dest.is_dir() and len(os.listdir(dest)) >= kill_after)
 
     moved = len(os.listdir(dest))
     interrupted = (ws / ".organizer" / "journal.json").exists()
@@ -119,35 +126,9 @@ def test_the_kill_lands_mid_move_at_least_once(tmp_path: Path) -> None:
     interrupted = 0
     for attempt in range(2):
         ws = tmp_path / f"ws{attempt}"
-        (ws / "inbox").mkdir(parents=True)
-        for i in range(RECORDS):
-            (ws / "inbox" / f"F{i:05d}.txt").write_text(f"record {i}\n")
-        proc = start_server(ws)
-        try:
-            handshake(proc)
-            ids = [f"F{i:05d}" for i in range(RECORDS)]
-            send(
-                proc,
-                {
-                    "jsonrpc": "2.0",
-                    "id": 2,
-                    "method": "tools/call",
-                    "params": {
-                        "name": "move_files",
-                        "arguments": {"ids": ids, "destination": ["d"]},
-                    },
-                },
-            )
-            journal = ws / ".organizer" / "journal.json"
-            deadline = time.monotonic() + 60
-            while not journal.exists() and time.monotonic() < deadline:
-                pass
-            os.kill(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+        ids = sorted(write_inbox(ws))
+        journal = ws / ".organizer" / "journal.json"
+        kill_mid_move(ws, ids, ["d"], journal.exists)
         moved = len(os.listdir(ws / "d")) if (ws / "d").is_dir() else 0
         if journal.exists() and moved < RECORDS:
             interrupted += 1

@@ -2,11 +2,12 @@
 
 For each backend (a SQLite file; PostgreSQL in a throwaway schema if reachable) prints JSON lines:
 - `appends`: one call per commit through one `EventLog` (what an MCP server does: durable before
-  the call is answered, anchored in a file), side by side with the baseline — the same rows as
-  plain one-row insert-and-commit statements (no chain, no hash, no triggers) on a driver
-  connection of the same engine, set up the same way (autocommit; on SQLite the same WAL journal
-  and `synchronous` setting, on PostgreSQL the same `synchronous_commit`) — and their `ratio`
-  (target ≥ 0.8), and batched `append_many`. Timed repeats alternate log and baseline;
+  the call is answered, anchored in a file), side by side with the baseline — the same calls as
+  plain one-row insert-and-commit statements (no chain, no hash, no triggers) into a table keyed
+  by an integer (on SQLite its rowid: one B-tree per insert) on the log's own driver connection
+  (autocommit; so on SQLite the same WAL journal and `synchronous` setting, on PostgreSQL the
+  same `synchronous_commit`, printed as `settings`) — and their `ratio` (target ≥ 0.8), the CPU
+  ratio, and batched `append_many`. Timed blocks alternate log and baseline;
 - `concurrent`: several processes appending to one run at once (aggregate rate, chain checked);
 - `replay`: a 100,000-event run read back, verified (`verify_chain`) and handed to a replayer
   (`state_changes`).
@@ -37,7 +38,7 @@ import sqlalchemy as sa
 
 from worldkit.store import EventLog, Store, list_runs, read_events, state_changes, verify_chain
 from worldkit.store.db import format_time, utc_now
-from worldkit.store.schema import log_events
+from worldkit.store.schema import events_table
 from worldkit.store.eventlog import _prepare  # the same preparation the log does, for the baseline
 
 PG_URL = os.environ.get("WORLDKIT_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
@@ -136,10 +137,11 @@ class PlainInserts:
     on a driver connection of the store's engine in the log's own (autocommit) mode.
 
     `same_row=False`: the call's own columns (tool, arguments, outcome, digest, change, time) in a
-    minimal table — the baseline of the original figure. `same_row=True`: a row of exactly the
-    event's columns and widths, in a table laid out like `log_events` (clustered on run and seq)
-    but without guards, with fixed 64-hex placeholders where the log stores hashes: what is left
-    between it and the log is the integrity work (hashing, chain guard, anchor)."""
+    minimal table keyed by its rowid — the baseline of the figure. `same_row=True`: a row of
+    exactly the event's columns and widths, in a table laid out like `log_events` on this backend
+    (on SQLite keyed by the integer `event_key`, on PostgreSQL by run and seq) but without checks
+    or guards, with fixed 64-hex placeholders where the log stores hashes: what is left between it
+    and the log is the integrity work (hashing, checks, chain guard, anchor)."""
 
     def __init__(self, store: Store, *, same_row: bool = False, driver: Any = None) -> None:
         self.store = store
@@ -147,15 +149,18 @@ class PlainInserts:
         self.shared = driver  # the log's own connection: no second connection's commits to notice
         name = f"bench_{'row' if same_row else 'plain'}_{uuid.uuid4().hex[:8]}"
         if same_row:
+            layout = events_table(store.engine.dialect)
             self.table = sa.Table(
                 name, sa.MetaData(),
-                *[sa.Column(c.name, c.type, primary_key=c.primary_key, nullable=c.nullable) for c in log_events.c],
-                sqlite_with_rowid=False,
+                *[sa.Column(c.name, c.type, primary_key=c.primary_key, nullable=c.nullable, autoincrement=False)
+                  for c in layout.c],
             )  # fmt: skip
         else:
             self.table = sa.Table(
                 name, sa.MetaData(),
-                sa.Column("n", sa.BigInteger, primary_key=True), sa.Column("tool", sa.Text),
+                # INTEGER on SQLite: the rowid itself, one B-tree per insert (BIGINT would add an index).
+                sa.Column("n", sa.BigInteger().with_variant(sa.Integer, "sqlite"), primary_key=True),
+                sa.Column("tool", sa.Text),
                 sa.Column("arguments", sa.Text), sa.Column("outcome", sa.Text),
                 sa.Column("result_digest", sa.Text), sa.Column("state_change", sa.Text),
                 sa.Column("time", sa.Text),
@@ -184,7 +189,7 @@ class PlainInserts:
             values = {**row, "n": n, "time": format_time(utc_now())}
             if self.same_row:
                 values.update(run_id="bench-same-row", seq=n + 1, version=2, seat=SEAT, session="0" * 32,
-                              prev_hash="0" * 64, hash="f" * 64)  # fmt: skip
+                              prev_hash="0" * 64, hash="f" * 64, id=(1 << 32) + n + 1)  # fmt: skip
             params = tuple(values[k] for k in self.order) if self.order else values
             self.driver.execute(self.sql, params)
 

@@ -5,7 +5,8 @@ Prints JSON lines:
   EMP-QC-001 of the demo world, rev r2, 2026-03-02; every call logged to a SQLite event log) and,
   in the same run through the same Python client, of the reference filesystem MCP server
   (`@modelcontextprotocol/server-filesystem`, installed by `npm ci` in bench/) serving the same
-  projection's `files/`. Reads are the same files; the reference server's `search_files` matches
+  projection's `files/`. Both servers are open at once and their reads interleaved call by call,
+  so they meet the same machine load. Reads are the same files; the reference server's `search_files` matches
   file names by glob while worldkit's searches contents, so the search row is context, not a race.
 - `search_10k`: `search_files` (literal and ranked) over a 10,000-file synthetic projection,
   in-process and over stdio.
@@ -15,7 +16,7 @@ Targets (DESIGN §9): stdio latency no worse than the reference server on the sa
 over 10,000 records ≤ 50 ms; replay of 100,000 events ≤ 10 s.
 
     python bench/mcp.py [--calls 500] [--repeats 3] [--search-files 10000] [--replay-events 100000]
-                        [--no-reference] [--projection DIR]
+                        [--no-reference] [--projection DIR] [--figures stdio,search,appends,replay]
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +53,7 @@ BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 REFERENCE = BENCH / "node_modules" / "@modelcontextprotocol" / "server-filesystem" / "dist" / "index.js"
 DEMO = ("pharmaco_demo", "r2", "2026-03-02", "EMP-QC-001")
+FIGURES = ("stdio", "search", "appends", "replay")
 QUERIES = ["RVX-2401", "stability", "assay", "SOP-QC-014", "humidity", "pull window", "budget", "deviation"]
 
 
@@ -80,11 +83,12 @@ async def timed_calls(client: Client, calls: list[tuple[str, dict[str, Any]]], w
     return samples
 
 
-def worldkit_params(projection: Path, store: Path, run_id: str) -> StdioServerParameters:
+def worldkit_params(projection: Path, store: Path, run_id: str, *, trust_staged: bool = False) -> StdioServerParameters:
+    args = ["-m", "worldkit", "serve", "--projection", str(projection), "--store", f"sqlite:///{store}",
+            "--run-id", run_id, "--anchor", str(store.parent / f"{run_id}.anchor.json")]
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "worldkit", "serve", "--projection", str(projection), "--store", f"sqlite:///{store}",
-              "--run-id", run_id],
+        args=args + (["--trust-staged"] if trust_staged else []),
         env={"PYTHONPATH": os.pathsep.join(sys.path)},
         cwd=str(REPO),
     )
@@ -100,55 +104,127 @@ def files_of(projection: Path) -> list[str]:
     return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
 
 
+# How each server's process is recognised among this process's children (by its command line).
+_SERVER_MARKS = {"worldkit": "worldkit\0serve", "reference_filesystem": "server-filesystem"}
+
+
+def _children_cpu() -> dict[str, float]:
+    """CPU seconds (user + system, all threads) used so far by each server child process."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    found: dict[str, float] = {}
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        for pid in (task / "children").read_text().split():
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_text()
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:  # exited meanwhile
+                continue
+            for name, mark in _SERVER_MARKS.items():
+                if mark in cmdline:
+                    found[name] = found.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / ticks
+    return found
+
+
+async def interleaved(
+    clients: dict[str, Client], calls: dict[str, list[tuple[str, dict[str, Any]]]], warmup: int = 20
+) -> dict[str, list[float]]:
+    """Call each server's i-th call in turn (the order alternating from one i to the next), so both
+    servers meet the same machine load; per-call latency samples by server."""
+    names = list(clients)
+    n = min(len(batch) for batch in calls.values())
+    for i in range(min(warmup, n)):
+        for name in names:
+            await clients[name].call_tool(*calls[name][i])
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    cpu = _children_cpu() if sys.platform == "linux" else {}
+    for i in range(n):
+        for name in names if i % 2 == 0 else reversed(names):
+            tool, arguments = calls[name][i]
+            start = time.perf_counter()
+            result = await clients[name].call_tool(tool, arguments)
+            samples[name].append(time.perf_counter() - start)
+            if result.is_error:
+                raise RuntimeError(f"{name}: {tool} {arguments} failed: {result.content}")
+    if cpu:
+        after = _children_cpu()
+        CPU_PER_CALL.setdefault(tuple(names), []).append(
+            {name: (after[name] - cpu[name]) / n for name in names if name in cpu and name in after}
+        )
+    return samples
+
+
+CPU_PER_CALL: dict[tuple[str, ...], list[dict[str, float]]] = {}
+"""Server CPU seconds per call of each interleaved batch (Linux: read from /proc)."""
+
+
 def bench_stdio(projection: Path, tmp: Path, n: int, reference: bool, repeats: int) -> None:
-    """Alternate worldkit and reference sessions `repeats` times; report medians over the repeats."""
+    """Both servers open at once under the same Python client; each figure's calls interleaved call
+    by call, `repeats` fresh sessions each; medians of the per-session median and p99.
+
+    The ratio of the pooled samples is reported too; both ratios are same-run."""
     files = files_of(projection)
     root = (projection / "files").resolve()
-    ours = {
-        "read": [("read_file", {"path": files[i % len(files)]}) for i in range(n)],
-        "search_literal": [("search_files", {"query": QUERIES[i % len(QUERIES)]}) for i in range(n)],
-        "search_ranked": [("search_files", {"query": QUERIES[i % len(QUERIES)], "mode": "ranked"}) for i in range(n)],
+    reads = {
+        "worldkit": [("read_file", {"path": files[i % len(files)]}) for i in range(n)],
+        "reference_filesystem": [("read_text_file", {"path": str(root / files[i % len(files)])}) for i in range(n)],
     }
-    theirs = {
-        "read": [("read_text_file", {"path": str(root / files[i % len(files)])}) for i in range(n)],
-        "search_name_glob": [("search_files", {"path": str(root), "pattern": f"**/*{QUERIES[i % 3]}*"}) for i in range(n)],
+    searches = {
+        "worldkit_literal": [("search_files", {"query": QUERIES[i % len(QUERIES)]}) for i in range(n)],
+        "worldkit_ranked": [("search_files", {"query": QUERIES[i % len(QUERIES)], "mode": "ranked"}) for i in range(n)],
+        "reference_filesystem_name_glob": [
+            ("search_files", {"path": str(root), "pattern": f"**/*{QUERIES[i % 3]}*"}) for i in range(n // 5)
+        ],
     }
-
-    def measure(calls: dict[str, list[tuple[str, dict[str, Any]]]]) -> Callable[[Client], Awaitable[dict[str, Any]]]:
-        async def work(client: Client) -> dict[str, Any]:
-            return {name: summary(await timed_calls(client, batch)) for name, batch in calls.items()}
-
-        return work
-
     node = StdioServerParameters(command=shutil.which("node") or "node", args=[str(REFERENCE), str(root)])
-    wk_runs, ref_runs = [], []
-    for k in range(repeats):
-        wk_runs.append(anyio.run(session, worldkit_params(projection, tmp / "bench.db", f"bench-stdio-{k}"), measure(ours)))
-        if reference:
-            ref_runs.append(anyio.run(session, node, measure(theirs)))
+    runs: list[dict[str, list[float]]] = []
+    search_runs: list[dict[str, list[float]]] = []
 
-    def merged(runs: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    async def one(k: int) -> None:
+        async with AsyncExitStack() as stack:
+            clients = {"worldkit": await stack.enter_async_context(
+                Client(worldkit_params(projection, tmp / "bench.db", f"bench-stdio-{k}"), mode="legacy"))}
+            if reference:  # the reference server predates protocol 2026-07-28: both speak 2025-11-25
+                clients["reference_filesystem"] = await stack.enter_async_context(Client(node, mode="legacy"))
+            runs.append(await interleaved(clients, {name: reads[name] for name in clients}))
+            search_runs.append({
+                name: await timed_calls(clients["worldkit" if name.startswith("worldkit") else "reference_filesystem"],
+                                        batch, warmup=3)
+                for name, batch in searches.items() if reference or name.startswith("worldkit")
+            })
+
+    for k in range(repeats):
+        anyio.run(one, k)
+
+    def merged(per_run: list[dict[str, list[float]]], name: str) -> dict[str, Any]:
+        sessions = [summary(r[name]) for r in per_run]
+        pooled = summary([s for r in per_run for s in r[name]])
         return {
-            "median_ms": round(statistics.median(r[name]["median_ms"] for r in runs), 3),
-            "p99_ms": round(statistics.median(r[name]["p99_ms"] for r in runs), 3),
-            "calls": sum(r[name]["calls"] for r in runs),
-            "repeats": len(runs),
+            "median_ms": round(statistics.median(s["median_ms"] for s in sessions), 3),
+            "p99_ms": round(statistics.median(s["p99_ms"] for s in sessions), 3),
+            "pooled_median_ms": pooled["median_ms"],
+            "pooled_p99_ms": pooled["p99_ms"],
+            "calls": pooled["calls"],
+            "repeats": len(per_run),
         }
 
-    row: dict[str, Any] = {"figure": "stdio_read", "files": len(files), "worldkit": merged(wk_runs, "read")}
-    if ref_runs:
-        row["reference_filesystem"] = merged(ref_runs, "read")
-        for stat in ("median_ms", "p99_ms"):
-            ratio = row["worldkit"][stat] / row["reference_filesystem"][stat]
-            row[f"ratio_{stat[:-3]}_worldkit_to_reference"] = round(ratio, 3)
+    row: dict[str, Any] = {"figure": "stdio_read", "files": len(files), "interleaved": reference,
+                           "load_1min": round(os.getloadavg()[0], 2), "worldkit": merged(runs, "worldkit")}
+    if reference:
+        row["reference_filesystem"] = merged(runs, "reference_filesystem")
+    # Load-independent: CPU the server process itself spent per read (median over the sessions).
+    cpu_runs = CPU_PER_CALL.get(tuple(runs[0]), [])
+    for name in runs[0]:
+        per_call = [r[name] for r in cpu_runs if name in r]
+        if per_call:
+            row[name]["server_cpu_ms_per_call"] = round(1000 * statistics.median(per_call), 3)
+    if reference:
+        for stat in ("median_ms", "p99_ms", "server_cpu_ms_per_call"):
+            if stat in row["worldkit"] and stat in row["reference_filesystem"]:
+                ratio = row["worldkit"][stat] / row["reference_filesystem"][stat]
+                row[f"ratio_{stat.removesuffix('_ms').removesuffix('_ms_per_call')}_worldkit_to_reference"] = round(ratio, 3)
+        row["target_ratio"] = 1.0
     emit(row)
-    row = {
-        "figure": "stdio_search",
-        "worldkit_literal": merged(wk_runs, "search_literal"),
-        "worldkit_ranked": merged(wk_runs, "search_ranked"),
-    }
-    if ref_runs:
-        row["reference_filesystem_name_glob"] = merged(ref_runs, "search_name_glob")
+    row = {"figure": "stdio_search", **{name: merged(search_runs, name) for name in search_runs[0]}}
     emit(row)
 
 
@@ -179,7 +255,9 @@ def bench_search(tmp: Path, n_files: int, n: int) -> None:
             out[f"stdio_{mode}"] = summary(await timed_calls(client, calls, warmup=5))
         return out
 
-    rows.update(anyio.run(session, worldkit_params(projection, tmp / "search.db", "bench-search"), over_stdio))
+    # A synthetic projection is not a frozen one: served as staged (checked against its own manifest).
+    params = worldkit_params(projection, tmp / "search.db", "bench-search", trust_staged=True)
+    rows.update(anyio.run(session, params, over_stdio))
     rows["target_ms"] = 50
     emit(rows)
 
@@ -223,12 +301,13 @@ def bench_replay(projection: Path, tmp: Path, n_events: int) -> None:
             log.append_many(batch)  # type: ignore[arg-type]
         built = time.perf_counter() - start
         log.close()
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         report = replay_run(store, "bench-replay", projection)
-        took = time.perf_counter() - start
+        took, cpu = time.perf_counter() - start, time.process_time() - cpu
     emit({
         "figure": "replay", "events": n_events, "state_changes": report.state_changes, "ok": report.ok,
-        "replay_s": round(took, 3), "events_per_s": round(n_events / took), "build_s": round(built, 2), "target_s": 10,
+        "replay_s": round(took, 3), "replay_cpu_s": round(cpu, 3),
+        "load_1min": round(os.getloadavg()[0], 2), "events_per_s": round(n_events / took), "build_s": round(built, 2), "target_s": 10,
     })
 
 
@@ -266,17 +345,28 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="alternating sessions per server")
     parser.add_argument("--no-reference", action="store_true", help="skip the reference filesystem server")
     parser.add_argument("--projection", type=Path, help="use this demo projection instead of materializing one")
+    parser.add_argument("--figures", default=",".join(FIGURES),
+                        help=f"comma-separated figures to run (default all: {','.join(FIGURES)})")
     args = parser.parse_args()
+    figures = [f.strip() for f in args.figures.split(",") if f.strip()]
+    unknown = sorted(set(figures) - set(FIGURES))
+    if unknown:
+        sys.exit(f"unknown figure(s) {', '.join(unknown)}: choose from {', '.join(FIGURES)}")
     reference = not args.no_reference
-    if reference and not REFERENCE.is_file():
+    if reference and "stdio" in figures and not REFERENCE.is_file():
         sys.exit(f"reference server not installed: run `npm ci` in {BENCH} (or pass --no-reference)")
     with tempfile.TemporaryDirectory(prefix="worldkit-bench-mcp-") as scratch:
         tmp = Path(scratch)
-        projection = args.projection or materialize(*DEMO[:3], DEMO[3], tmp / "demo").out
-        bench_stdio(projection, tmp, args.calls, reference, args.repeats)
-        bench_search(tmp, args.search_files, args.calls)
-        bench_appends(tmp, 10_000)
-        bench_replay(projection, tmp, args.replay_events)
+        needs_demo = {"stdio", "replay"} & set(figures)
+        projection = args.projection or (materialize(*DEMO[:3], DEMO[3], tmp / "demo").out if needs_demo else None)
+        if "stdio" in figures:
+            bench_stdio(projection, tmp, args.calls, reference, args.repeats)
+        if "search" in figures:
+            bench_search(tmp, args.search_files, args.calls)
+        if "appends" in figures:
+            bench_appends(tmp, 10_000)
+        if "replay" in figures:
+            bench_replay(projection, tmp, args.replay_events)
 
 
 if __name__ == "__main__":

@@ -21,10 +21,10 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+from worldkit.frozen.staged import verify_frozen
+from worldkit.frozen.workspace import verify_workspace
 from worldkit.overlay import apply_overlay
 from worldkit.verify.inject import rehash_package
-from worldkit.verify.staged import verify_frozen
-from worldkit.verify.workspace import verify_workspace
 
 
 def _files(pkg: Path, under: str) -> list[Path]:

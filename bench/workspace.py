@@ -19,10 +19,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from worldkit.frozen.staged import verify_frozen
+from worldkit.frozen.workspace import verify_workspace
 from worldkit.overlay import apply_overlay
 from worldkit.verify.inject import rehash_package
-from worldkit.verify.staged import verify_frozen
-from worldkit.verify.workspace import verify_workspace
 
 ATTACKS = {
     "clean": lambda pkg: None,

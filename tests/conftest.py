@@ -6,6 +6,8 @@ import os
 import shutil
 import tempfile
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -65,12 +67,10 @@ def _postgres_or_skip() -> str:
     return PG_ADMIN_URL
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path):
-    """A store URL on each backend; the PostgreSQL one lives in its own throwaway schema."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'store.db'}"
-        return
+@contextmanager
+def postgres_schema() -> Iterator[str]:
+    """A URL of a throwaway schema on the test PostgreSQL server (skip, or fail under CI=true,
+    without a server); the schema is dropped afterwards."""
     import sqlalchemy as sa
 
     base = _postgres_or_skip()
@@ -78,10 +78,19 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path):
     engine = sa.create_engine(base)
     with engine.begin() as conn:
         conn.execute(sa.text(f'create schema "{schema}"'))
-    url = f"{base}?options=-csearch_path%3D{schema}"
     try:
-        yield url
+        yield f"{base}?options=-csearch_path%3D{schema}"
     finally:
         with engine.begin() as conn:
             conn.execute(sa.text(f'drop schema "{schema}" cascade'))
         engine.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path):
+    """A store URL on each backend; the PostgreSQL one lives in its own throwaway schema."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'store.db'}"
+        return
+    with postgres_schema() as url:
+        yield url

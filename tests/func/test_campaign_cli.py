@@ -114,6 +114,44 @@ def test_kill_9_during_a_two_worker_campaign_then_resume(tmp_path: Path) -> None
                                                 "plan_sha256": json.loads((out / "campaign.json").read_bytes())["plan_sha256"]}
 
 
+def _report_json(capsys, *args: str) -> dict:
+    capsys.readouterr()
+    assert run(["report", *args, "--json", "--replicates", "0"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    data["provenance"] = [{k: v for k, v in p.items() if k != "stores"} for p in data["provenance"]]
+    return data
+
+
+def check_store_reports_as_folders(capsys, outs: list[Path], store_url: str, ledgers: Path,
+                                   superseded: bool = False) -> None:
+    """`report STORE` and `export ledgers STORE` give what the campaign folders give (the block
+    and schedule order from the plan the store holds); an attempt the store did not count (as a
+    superseded one) is left out with a note, and reported when named."""
+    folders = [str(out) for out in outs]
+    assert _report_json(capsys, store_url) == _report_json(capsys, *folders)
+    for name, args in (("folders", folders), ("store", [store_url])):
+        assert run(["export", "ledgers", *args, "--out", str(ledgers / name)]) == 0
+    for name in ("criterion_results.csv", "run_ledger.csv", "task_mapping.csv"):
+        assert (ledgers / "store" / name).read_bytes() == (ledgers / "folders" / name).read_bytes()
+    assert b",1,1,completed," in (ledgers / "store" / "run_ledger.csv").read_bytes()  # block, order
+    if not superseded:
+        return
+    from worldkit.run.campaign.plan import CampaignPlan
+    from worldkit.run.runner import run_task
+
+    plan = CampaignPlan.model_validate_json((outs[0] / "plan.json").read_bytes())
+    planned = plan.runs[0]
+    extra = run_task(TRIAGE, planned.agent, condition=planned.condition, runs_dir=ledgers / "extra",
+                     store_url=store_url, run_id=plan.run_id(planned, 2)).record.run_id
+    assert _report_json(capsys, store_url)["overall"] == _report_json(capsys, *folders)["overall"]
+    capsys.readouterr()
+    assert run(["report", store_url, "--replicates", "0"]) == 0
+    text = " ".join(capsys.readouterr().out.split())  # notes wrap to the terminal's width
+    assert f"1 record(s) of campaign attempts that are not their planned run's recorded attempt " \
+           f"(superseded or unfinished) are not counted ({extra})" in text
+    assert _report_json(capsys, store_url, "--run-id", extra)["provenance"][0]["run_ids"] == [extra]
+
+
 def final_id(out: Path) -> str:
     return json.loads((out / "campaign.json").read_bytes())["campaign_id"]
 
@@ -136,6 +174,7 @@ def test_a_finished_campaign_restarted_runs_nothing_and_a_busy_folder_is_refused
     assert run(["report", str(out)]) == 0  # `worldkit report` reads a campaign folder as it is
     report = capsys.readouterr().out
     assert "Raw outcomes by condition" in report and "  Runs " in report
+    check_store_reports_as_folders(capsys, [out], str(out / "store.db"), tmp_path / "ledgers", superseded=True)
     assert run(["campaign", "run", str(design), "--out", str(out), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["done"] == 2
     assert sorted(p.name for p in (out / "runs").iterdir()) == before
@@ -154,7 +193,7 @@ def test_a_finished_campaign_restarted_runs_nothing_and_a_busy_folder_is_refused
 
 
 @pytest.mark.postgres
-def test_two_hosts_share_one_postgresql_store(tmp_path: Path, store_url: str) -> None:
+def test_two_hosts_share_one_postgresql_store(tmp_path: Path, store_url: str, capsys) -> None:
     if not store_url.startswith("postgresql"):
         pytest.skip("sharing across hosts needs PostgreSQL")
     design = write_design(tmp_path, full=2, curated=1)
@@ -178,6 +217,8 @@ def test_two_hosts_share_one_postgresql_store(tmp_path: Path, store_url: str) ->
     assert sorted(found) == sorted(r.run_id for r in rows) and set(found.values()) == {1}
     assert results[0]["records"] + results[1]["records"] == 6
     assert results[0]["records"] and results[1]["records"], "one host did every run"
+    # The records are in the shared store too: one report of the store is both hosts' folders'.
+    check_store_reports_as_folders(capsys, outs, store_url, tmp_path / "ledgers")
 
 
 def test_cli_errors_name_the_file_and_the_fix(tmp_path: Path, capsys) -> None:

@@ -90,6 +90,9 @@ def test_an_invalid_output_prints_s_zero_and_exits_1(capsys, tmp_path, trees) ->
         ('["a"]', "the top level is a JSON list; expected an object"),
         ("{}", "holds no records; add at least one record id"),
         ('{"a": "A/X"}', 'record a: the path must be a list of folder-name strings (got "A/X")'),
+        ('{"a": ["A"], "b": ["A", 3]}', 'record b: the path must be a list of folder-name strings (got ["A", 3])'),
+        ('{"a": ["A"], "b": [["A"]]}', 'record b: the path must be a list of folder-name strings (got [["A"]])'),
+        ('{"a": ["A"], "": ["B"]}', "a record id is empty; give every record an id"),
     ],
 )
 def test_malformed_files_exit_3_naming_the_file(capsys, tmp_path, trees, content, message) -> None:
@@ -216,8 +219,8 @@ def test_lambda_option_scales_only_the_economy(capsys, tmp_path) -> None:
 
 
 def test_score_trees_skips_the_cli_toolkit_and_prints_the_same(capsys, trees) -> None:
-    """The plain form is scored without typer/click; every other form goes through typer,
-    and both print the same thing."""
+    """The plain form is scored without typer/click/pydantic; every other form goes through
+    typer, and both print the same thing."""
     import subprocess
     import sys
 
@@ -227,7 +230,7 @@ def test_score_trees_skips_the_cli_toolkit_and_prints_the_same(capsys, trees) ->
         "import sys\nfrom worldkit._cli.main import run\n"
         f"code = run(['infoorg', 'score-trees', {str(trees[0])!r}, {str(trees[1])!r}, '--json'])\n"
         "print(code, sorted(m for m in sys.modules if m.split('.')[0] in ('typer', 'click', "
-        "'rich', 'sqlalchemy')))"
+        "'rich', 'sqlalchemy', 'pydantic', 'numpy')))"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           check=True, cwd=Path(__file__).resolve().parents[2])
@@ -251,3 +254,33 @@ def test_score_trees_skips_the_cli_toolkit_and_prints_the_same(capsys, trees) ->
     assert fast == (0, capsys.readouterr().out, "")
     code, _, err = cli(capsys, "score-trees", str(trees[0]), str(trees[1]), "--lambda", "2")
     assert code == 2 and "Invalid value for --lambda" in err.replace("'", "")
+
+
+SCORE_TREES_BUDGET = 25
+"""Modules `python -X importtime -m worldkit infoorg score-trees REF OUT --json` may import beyond
+a bare interpreter's (issue 18: ≤ 0.5 s end to end; 18 when this budget was set)."""
+
+
+def _imported_modules(*argv: str) -> list[str]:
+    """The modules a fresh `python -X importtime ARGV` imports, in order."""
+    import os
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(repo) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    done = subprocess.run([sys.executable, "-X", "importtime", *argv], capture_output=True,
+                          text=True, env=env, check=True, timeout=120)  # fmt: skip
+    return [line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()
+            if line.startswith("import time:")]  # fmt: skip
+
+
+def test_score_trees_from_the_shell_stays_within_its_import_budget(trees) -> None:
+    bare = set(_imported_modules("-c", "pass"))
+    modules = _imported_modules("-m", "worldkit", "infoorg", "score-trees", str(trees[0]),
+                                str(trees[1]), "--json")  # fmt: skip
+    extra = [m for m in modules if m not in bare]
+    assert "worldkit.infoorg.structure" in extra  # it did score
+    heavy = {"pydantic", "pydantic_core", "numpy", "typer", "click", "rich", "sqlalchemy", "yaml"}
+    assert not {m.split(".")[0] for m in extra} & heavy, sorted(extra)
+    assert len(extra) <= SCORE_TREES_BUDGET, f"{len(extra)} modules: {extra}"

@@ -143,7 +143,7 @@ def test_bad_record_is_a_one_line_error(capsys, tmp_path: Path) -> None:
 def test_nothing_to_report_is_a_usage_error(capsys) -> None:
     code, out, err = report(capsys)
     assert (code, out) == (2, "")
-    assert err == "error: nothing to report: give one or more RUNS_DIR or --ledgers DIR\n"
+    assert err == "error: nothing to report: give one or more RUNS (folders or stores) or --ledgers DIR\n"
 
 
 def test_missing_ledger_directory(capsys, tmp_path: Path) -> None:
@@ -155,15 +155,16 @@ def test_missing_ledger_directory(capsys, tmp_path: Path) -> None:
 def test_help(capsys) -> None:
     code, out, _ = report(capsys, "--help")
     assert code == 0
-    assert "Usage: worldkit report [OPTIONS] [RUNS_DIR]..." in out
+    assert "Usage: worldkit report [OPTIONS] [RUNS]..." in out
     for option in ("--ledgers", "--json", "--html", "--replicates", "--seed", "--workers",
-                   "--no-estimates"):
+                   "--no-estimates", "--store", "--run-id"):
         assert option in out
 
 
-def test_a_store_is_reported_as_what_it_holds(capsys, store_url: str, tmp_path: Path) -> None:
-    """A store keeps run logs, not execution records: the report says so instead of failing
-    on the file or printing empty tables — by --store, by a store file, by a URL."""
+def test_a_store_without_records_is_reported_as_what_it_holds(capsys, store_url: str, tmp_path: Path) -> None:
+    """A store holding run logs but no execution records (logs of servers, of an older worldkit):
+    the report says so instead of failing on the file or printing empty tables — by --store, by
+    a store file, by a URL."""
     from worldkit.store import EventLog, Store
 
     with Store.open(store_url) as store:
@@ -180,5 +181,5 @@ def test_a_store_is_reported_as_what_it_holds(capsys, store_url: str, tmp_path: 
         assert (code, out) == (2, ""), err
         assert "is a worldkit store: it holds the event logs of 2 run(s) (run-a, run-b) but no " \
                "execution records" in err
-        assert "pass those folders (or the campaign folder) to `worldkit report`" in err
+        assert "report the run folders `worldkit run --out DIR` wrote" in err
         assert err.count("\n") == 1 and "Traceback" not in err

@@ -14,8 +14,9 @@ export_app = typer.Typer(
 
 @export_app.command("ledgers")
 def ledgers(
-    runs: list[Path] = typer.Argument(  # noqa: B008 - typer declares arguments this way
-        ..., metavar="RUNS_DIR", help="Directories holding execution-record.json files.",
+    runs: list[str] = typer.Argument(  # noqa: B008 - typer declares arguments this way
+        ..., metavar="RUNS",
+        help="Folders holding execution-record.json files, or stores holding runs' records.",
     ),
     out: Path = typer.Option(..., "--out", metavar="DIR",
                              help="A new (or empty) directory for the ledger files."),
@@ -23,12 +24,14 @@ def ledgers(
     """Write runs as WorkWorlds ledgers (criterion_results.csv, run_ledger.csv, and
     task_mapping.csv when every overlay's title is known), readable by
     `worldkit report --ledgers` and by the study's own analysis code."""
+    from worldkit._cli.runs_args import split_runs
     from worldkit.run.analysis.overlay_packets import overlay_packets
     from worldkit.run.export_ledgers import export_ledgers
-    from worldkit.run.record import find_records
+    from worldkit.run.stored_records import gather_records
 
-    _, _, titles = overlay_packets(find_records(runs))
-    written = export_ledgers(runs, out, titles)
+    records, _ = gather_records(*split_runs(runs))
+    _, _, titles = overlay_packets(records)
+    written = export_ledgers(records, out, titles)
     for name, count in written.items():
         typer.echo(f"wrote {out / name} ({count} rows)", err=True)
 

@@ -1,9 +1,9 @@
 """`worldkit infoorg serve` and `worldkit infoorg run`: a packet's organizer, served or driven.
 
-Thin adapters over `worldkit.infoorg.overlays` (check the packet's overlay, stage its workspace,
-run an agent and score the result) and `worldkit.mcp.organizer` (the MCP server). Every tool
-call goes to the store's event log as the overlay's seat. Over stdio, stdout carries the
-protocol; what is being served goes to stderr.
+Thin adapters over `worldkit.infoorg.overlays` (check the packet's overlay, stage its workspace),
+`worldkit.run.infoorg_packet` (run an agent and score the result) and `worldkit.mcp.organizer`
+(the MCP server). Every tool call goes to the store's event log as the overlay's seat. Over stdio,
+stdout carries the protocol; what is being served goes to stderr.
 """
 
 from __future__ import annotations
@@ -118,8 +118,9 @@ def run_command(
     several packets, the family means are printed in the paper's Table 3 and Table 13 layouts.
     """
     from worldkit.errors import UsageError
-    from worldkit.infoorg.overlays import load_overlay, run_packet
+    from worldkit.infoorg.overlays import load_overlay
     from worldkit.run.agents import make_agent
+    from worldkit.run.infoorg_packet import run_packet
     from worldkit.store import Store
 
     packets = _expand_packets(packet)

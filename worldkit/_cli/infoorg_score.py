@@ -47,7 +47,7 @@ def score_command(
     score = score_workspace(
         _existing_dir(packet, "--packet"), _existing_dir(workspace, "--workspace"), economy_lambda
     )
-    report_score(score, as_json, f"workspace {workspace}")
+    report_score(score.model_dump(), as_json, f"workspace {workspace}")
 
 
 def score_trees_command(

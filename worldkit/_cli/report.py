@@ -3,7 +3,6 @@ WorkWorlds ledger."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import typer
@@ -15,49 +14,16 @@ REPLICATES = 2_000
 """`worldkit.run.analysis.DEFAULT_REPLICATES`, repeated so `--help` does not import numpy."""
 SEED = 20_270_908
 """`worldkit.run.analysis.DEFAULT_SEED` (the public WorkWorlds artifact's seed)."""
-_SQLITE_MAGIC = b"SQLite format 3\x00"
-
-
-def _store_url(path: Path) -> str | None:
-    """The store a RUNS argument names (a URL, or a SQLite database file), else None."""
-    # A URL given as a path has lost one slash of its `://`.
-    url = re.fullmatch(r"([A-Za-z][A-Za-z0-9+.-]*):/+(.*)", str(path))
-    if url is not None and not path.exists():
-        return f"{url.group(1)}://{url.group(2)}"
-    try:
-        with path.open("rb") as handle:
-            return str(path) if handle.read(len(_SQLITE_MAGIC)) == _SQLITE_MAGIC else None
-    except OSError:
-        return None
-
-
-def _store_lacks(url: str) -> UsageError:
-    """What a store holds and why it cannot be reported: it keeps runs' event logs, never their
-    execution records (the criterion results live in the run folders)."""
-    from worldkit.store import Store, list_runs
-
-    with Store.open(url, create=False) as store:
-        where, runs = store.url, list_runs(store)
-    if runs:
-        shown = ", ".join(r.run_id for r in runs[:3]) + (", …" if len(runs) > 3 else "")
-        held = f"the event logs of {len(runs)} run(s) ({shown})"
-    else:
-        held = "no run logs"
-    return UsageError(
-        f"{where} is a worldkit store: it holds {held} but no execution records — a store keeps "
-        "what the agent did, not the criterion results the report counts, which `worldkit run "
-        "--out DIR` writes to the run folder (a campaign to DIR/runs); pass those folders (or "
-        "the campaign folder) to `worldkit report`"
-    )
 
 
 def register(app: typer.Typer) -> None:
     @app.command("report")
     def report(
-        runs: list[Path] = typer.Argument(  # noqa: B008 - typer declares options this way
+        runs: list[str] = typer.Argument(  # noqa: B008 - typer declares options this way
             None,
-            metavar="RUNS_DIR",
-            help="Directories holding execution-record.json files written by `worldkit run`.",
+            metavar="RUNS",
+            help="Run or campaign folders holding execution-record.json files, or stores "
+                 "(sqlite:///…/store.db, postgresql://…, a store file) holding runs' records.",
             show_default=False,
         ),
         ledgers: Path | None = typer.Option(
@@ -83,23 +49,28 @@ def register(app: typer.Typer) -> None:
         ),
         store: str | None = typer.Option(
             None, "--store", metavar="URL",
-            help="A store: reported as what it holds (run logs, no execution records).",
+            help="A store whose runs' execution records to report (as a RUNS store is).",
+        ),
+        run_id: list[str] = typer.Option(  # noqa: B008 - typer declares options this way
+            None, "--run-id", metavar="ID",
+            help="Report only these runs (repeatable); each must be found in RUNS.",
         ),
     ) -> None:
         """Pass, access, pass given access, joint counts and search burden, by condition,
         curated packet, task and agent; the GEE-standardized estimates with task-cluster
         bootstrap intervals, sensitivity analyses and curated-packet characteristics.
 
-        A store (--store URL, or a store file or URL among RUNS_DIR) holds event logs but no
-        execution records; it is refused with what it holds (exit 2)."""
-        stores = [url for url in [store, *map(_store_url, runs or [])] if url]
-        if stores:
-            raise _store_lacks(stores[0])
+        A store (--store URL, or a store file or URL among RUNS) gives the execution records
+        its runs stored beside their logs, each checked against its run's log head; of a
+        campaign, each planned run's recorded attempt. A store with logs but no records is
+        refused with what it holds (exit 2)."""
+        from worldkit._cli.runs_args import split_runs
         from worldkit.run.report import load_report, render_text, report_json
         from worldkit.run.report_html import render_html
 
-        result = load_report(runs or [], ledgers, analysis=estimates, replicates=replicates,
-                             seed=seed, workers=workers)
+        folders, stores = split_runs(runs, store)
+        result = load_report(folders, ledgers, stores=stores, run_ids=run_id or None,
+                             analysis=estimates, replicates=replicates, seed=seed, workers=workers)
         if html is not None:
             try:
                 html.write_text(render_html(result), encoding="utf-8")

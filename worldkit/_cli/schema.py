@@ -42,11 +42,11 @@ def output_schemas() -> dict[str, dict[str, Any]]:
     from pydantic import BaseModel, ConfigDict, create_model
 
     from worldkit._cli.output import OUTPUT_SCHEMA_VERSION
+    from worldkit.check_result import CheckResult
     from worldkit.run.record import CriterionOutcome, ExecutionRecord
     from worldkit.run.report import Report
     from worldkit.store.chain import ChainReport
     from worldkit.store.runs import RunSummary
-    from worldkit.verify.result import CheckResult
 
     open_object = ConfigDict(extra="allow")
     verify_output: type[BaseModel] = create_model(

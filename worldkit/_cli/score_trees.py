@@ -3,78 +3,88 @@
 `worldkit._cli.main.run` sends the plain form of the command (`REF OUT [--json] [--lambda X]`)
 here directly, so scoring two files costs the scorer and not typer/click (issue 18: ≤ 0.5 s end
 to end); any other form (help, unknown options, bad values) goes through typer, whose command
-(`infoorg_score.score_trees_command`) calls `score_trees_files` too. This module imports
-neither typer nor click.
+(`infoorg_score.score_trees_command`) calls `score_trees_files` too. The score is printed from
+the plain figures of `worldkit.infoorg.structure` (the fields of `StructureScore`, the same JSON
+`model_dump` gives), so this path imports neither typer, click nor pydantic.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from worldkit.errors import CheckFailed
 
-if TYPE_CHECKING:
-    from worldkit.infoorg.scoring import StructureScore
-
-__all__ = ["render_table", "report_score", "score_trees_fast", "score_trees_files"]
+__all__ = ["render_table", "report_score", "score_json", "score_trees_fast", "score_trees_files"]
 
 
 def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.2f}"
 
 
-def render_table(score: StructureScore) -> str:
-    """The human-readable report (scores on the 0–100 scale)."""
-    lines = [f"{'valid':<14}{'yes' if score.valid else 'no'}", f"{'records':<14}{score.n_records}"]
-    if not score.valid:
+def render_table(score: Mapping[str, Any]) -> str:
+    """The human-readable report (scores on the 0–100 scale) of a score's fields
+    (`StructureScore.model_dump()` or `structure.score_figures`)."""
+    lines = [f"{'valid':<14}{'yes' if score['valid'] else 'no'}", f"{'records':<14}{score['n_records']}"]
+    if not score["valid"]:
         lines.append(f"{'S':<14}0.00")
-        lines += ["problems:"] + [f"  - {problem}" for problem in score.problems]
+        lines += ["problems:"] + [f"  - {problem}" for problem in score["problems"]]
         return "\n".join(lines) + "\n"
     lines += [
-        f"{'S':<14}{_pct(score.S)}",
-        f"{'F1_bal':<14}{_pct(score.f1_bal)}  "
-        f"(recall {_pct(score.recall_bal)}, precision {_pct(score.precision_bal)})",
-        f"{'E':<14}{_pct(score.E)}  (penalty {_pct(score.penalty)})",
-        f"{'triplet F1':<14}{_pct(score.triplet_f1)}",
-        f"{'category':<14}{score.category}",
-        f"{'clade F1':<14}{_pct(score.clade_f1)}",
-        f"{'exact':<14}{'yes' if score.exact else 'no'}",
+        f"{'S':<14}{_pct(score['S'])}",
+        f"{'F1_bal':<14}{_pct(score['f1_bal'])}  "
+        f"(recall {_pct(score['recall_bal'])}, precision {_pct(score['precision_bal'])})",
+        f"{'E':<14}{_pct(score['E'])}  (penalty {_pct(score['penalty'])})",
+        f"{'triplet F1':<14}{_pct(score['triplet_f1'])}",
+        f"{'category':<14}{score['category']}",
+        f"{'clade F1':<14}{_pct(score['clade_f1'])}",
+        f"{'exact':<14}{'yes' if score['exact'] else 'no'}",
         "",
         f"{'level':<7}{'g':>9}{'o':>9}{'m':>9}{'agreed':>9}{'conflict':>9}{'unres':>9}",
     ]
-    for depth, c in score.levels.items():
+    for depth, c in score["levels"].items():
         name = {0: "parent", 1: "leaf"}.get(depth, str(depth))
         lines.append(
-            f"{name:<7}{c.g:>9}{c.o:>9}{c.m:>9}{c.agreed:>9}{c.conflicting:>9}{c.unresolved:>9}"
+            f"{name:<7}{c['g']:>9}{c['o']:>9}{c['m']:>9}{c['agreed']:>9}{c['conflicting']:>9}"
+            f"{c['unresolved']:>9}"
         )
-    lines.append(f"unsupported refinement: {score.unsupported_refinement} triples")
+    lines.append(f"unsupported refinement: {score['unsupported_refinement']} triples")
     return "\n".join(lines) + "\n"
 
 
-def report_score(score: StructureScore, as_json: bool, what: str) -> None:
+def score_json(score: Mapping[str, Any]) -> dict[str, Any]:
+    """A score's fields as `StructureScore.model_dump(mode="json")` gives them (level keys are
+    strings)."""
+    return {**score, "levels": {str(depth): dict(c) for depth, c in score["levels"].items()}}
+
+
+def report_score(score: Mapping[str, Any], as_json: bool, what: str) -> None:
+    """Print a score's fields (`StructureScore.model_dump()` or `structure.score_figures`) as
+    JSON or as the table; an invalid output then raises `CheckFailed` (exit 1)."""
     if as_json:
         from worldkit._cli.output import echo_json
 
-        echo_json(score.model_dump(mode="json"))
+        echo_json(score_json(score))
     else:
         sys.stdout.write(render_table(score))
         sys.stdout.flush()
-    if not score.valid:
-        more = len(score.problems) - 1
+    if not score["valid"]:
+        problems = score["problems"]
+        more = len(problems) - 1
         extra = f" (and {more} more problem{'s' * (more > 1)})" if more > 0 else ""
-        raise CheckFailed(f"{what} is not a valid output, so S = 0: {score.problems[0]}{extra}")
+        raise CheckFailed(f"{what} is not a valid output, so S = 0: {problems[0]}{extra}")
 
 
 def score_trees_files(reference: Path, output: Path, as_json: bool, economy_lambda: float) -> None:
     """Score the output hierarchy file against the reference file and print the score."""
-    from worldkit.infoorg.scoring import score_trees
+    from worldkit.infoorg.structure import score_figures
     from worldkit.infoorg.tree import InvalidHierarchy, load_tree_file
 
     ref_paths, out_paths = load_tree_file(reference), load_tree_file(output)
     try:
-        score = score_trees(ref_paths, out_paths, economy_lambda)
+        score = score_figures(ref_paths, out_paths, economy_lambda)
     except InvalidHierarchy as error:
         raise InvalidHierarchy(f"{reference}: {error.message}") from error
     report_score(score, as_json, str(output))

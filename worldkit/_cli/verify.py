@@ -44,7 +44,8 @@ def verify_command(
 
     Exit 0: every check passed. 1: a check failed, or a seeded fault or view-changing mutation went undetected. 3: the world or an overlay is invalid. 4: a check could not run.
     """  # noqa: E501 - one line, so the help text wraps it cleanly
-    from worldkit.verify import verify_workspace, verify_world
+    from worldkit.frozen.workspace import verify_workspace
+    from worldkit.verify import verify_world
     from worldkit.verify.checks import check_ids
     from worldkit.verify.report import render_text, validation_record
     from worldkit.verify.runner import VerifyReport
@@ -77,7 +78,7 @@ def verify_command(
                     lambda: run_mutations(world, mutations, seed, manifests=manifests, overlays=overlays, progress=tick)
                 ).as_json()
     if workspace is not None:
-        from worldkit.verify.staged import verify_frozen
+        from worldkit.frozen.staged import verify_frozen
 
         report.checks.append(verify_workspace(workspace))
         report.checks.append(_guarded(lambda: verify_frozen(workspace, manifests=manifests, world=world,

@@ -19,86 +19,176 @@ of v in the output, x = J(·,·)):
 - g_ℓ: Σ C(|A|, 2) · (|u| − |A|).
 
 Records sitting directly in a folder act as one-record children and contribute nothing beyond
-their presence in J(u, v). The cost is O(Σᵢ depth_R(i) · depth_O(i)); no triple is enumerated.
-The brute-force definition lives in `worldkit.infoorg._oracle` and the tests compare the two.
+their presence in J(u, v). J is built from the distinct (reference folder, output folder) pairs
+of the records — never per record — first up each pair's output chain, then child rows into
+parent rows (children are numbered after their parents). The cost is O(|J| + Σ over distinct
+pairs of depth_O); no triple is enumerated. The same table decides which folders of the two
+trees hold the same record set (clades, exact recovery, same shape). The brute-force definition
+lives in `worldkit.infoorg._oracle` and the tests compare the two.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Mapping
+from typing import NamedTuple
 
 from worldkit.infoorg.tree import IndexedTree
 
-__all__ = ["RawLevel", "count_levels"]
+__all__ = ["CladeMatch", "RawLevel", "count_levels", "joint_rows", "match_clades"]
 
 
-@dataclass
 class RawLevel:
     """Triple counts at one reference level (see `LevelCounts` for the meaning of each)."""
 
-    g: int = 0
-    o: int = 0
-    m: int = 0
-    conflicting: int = 0
+    __slots__ = ("g", "o", "m", "conflicting")
+
+    def __init__(self) -> None:
+        self.g = self.o = self.m = self.conflicting = 0
+
+
+def joint_rows(
+    reference: IndexedTree, output: IndexedTree, cells: Mapping[tuple[int, int], int]
+) -> list[dict[int, int]]:
+    """J as one row per reference node: `rows[p][w]` = records under both p and w (non-zero only).
+
+    `cells[(a, b)]` counts the records sitting directly in reference folder a and output folder b.
+    Output node 0 (the root) is in every row, so `rows[p][0]` is the size of p and `rows[0][w]`
+    the size of w.
+    """
+    rows: list[dict[int, int]] = [{} for _ in range(reference.node_count)]
+    out_chain = output.chain
+    for (a, b), x in cells.items():
+        row = rows[a]
+        get = row.get
+        for w in out_chain[b]:
+            row[w] = get(w, 0) + x
+    ref_parent = reference.parent
+    for node in range(reference.node_count - 1, 0, -1):  # every child before its parent
+        up = rows[ref_parent[node]]
+        if not up:
+            up.update(rows[node])
+            continue
+        get = up.get
+        for w, x in rows[node].items():
+            up[w] = get(w, 0) + x
+    return rows
 
 
 def _pairs(x: int) -> int:
     return x * (x - 1) // 2
 
 
-def count_levels(reference: IndexedTree, output: IndexedTree) -> dict[int, RawLevel]:
-    """Per reference level: g, o, m and conflicting, for two trees over the same records.
-
-    Both trees must list the same records in the same order (see `index_tree`).
-    """
-    width = output.node_count
-    if len(reference.record_nodes) != len(output.record_nodes):
-        raise ValueError("the two trees list different numbers of records")
-    # Records on the same pair of folder chains add the same cells: count each pair once, weighted.
-    joint: Counter[int] = Counter()
-    for (ref_chain, out_chain), weight in Counter(zip(reference.record_nodes, output.record_nodes)).items():
-        for p in ref_chain:
-            base = p * width
-            for w in out_chain:
-                joint[base + w] += weight
-
+def count_levels(
+    reference: IndexedTree, output: IndexedTree, rows: list[dict[int, int]]
+) -> dict[int, RawLevel]:
+    """Per reference level: g, o, m and conflicting, from the joint table of `joint_rows`."""
     ref_parent, ref_depth = reference.parent, reference.depth
     out_parent = output.parent
-    get = joint.get
-    t_by_depth: Counter[int] = Counter()
+    t_by_depth: dict[int, int] = {}
     levels: dict[int, RawLevel] = {}
 
-    def level(depth: int) -> RawLevel:
+    root = rows[0]
+    t_root = 0
+    for node_o, x in root.items():
+        if node_o and x >= 2:
+            t_root += _pairs(x) * (root[out_parent[node_o]] - x)
+    t_by_depth[0] = t_root
+
+    for node_r in range(1, reference.node_count):
+        row = rows[node_r]
+        u = ref_parent[node_r]
+        up = rows[u]
+        depth = ref_depth[u]
+        counts = levels.get(depth)
+        if counts is None:
+            counts = levels[depth] = RawLevel()
+        size = row[0]
+        counts.g += _pairs(size) * (up[0] - size)  # a pair inside A, one record in u∖A
+        t = m = conflicting = 0
+        for node_o, x in row.items():
+            if not node_o:
+                continue
+            v = out_parent[node_o]
+            a_in_v = row[v]
+            in_k = up[node_o]
+            if x >= 2:
+                pairs = x * (x - 1) // 2
+                t += pairs * (a_in_v - x)
+                m += pairs * (up[v] - in_k - a_in_v + x)
+            conflicting += x * (in_k - x) * (a_in_v - x)
+        counts.m += m
+        counts.conflicting += conflicting
+        t_by_depth[depth + 1] = t_by_depth.get(depth + 1, 0) + t
+
+    for depth, total in t_by_depth.items():
+        if not total:
+            continue
         found = levels.get(depth)
         if found is None:
             found = levels[depth] = RawLevel()
-        return found
-
-    for key, x in joint.items():
-        node_r, node_o = divmod(key, width)
-        if node_o == 0:
-            if node_r != 0:  # reference-resolved triples: a pair inside A, one record in u∖A
-                u = ref_parent[node_r]
-                level(ref_depth[u]).g += _pairs(x) * (joint[u * width] - x)
-            continue
-        v = out_parent[node_o]
-        if x >= 2:
-            t_by_depth[ref_depth[node_r]] += _pairs(x) * (joint[node_r * width + v] - x)
-        if node_r == 0:
-            continue
-        u = ref_parent[node_r]
-        u_base = u * width
-        in_k = get(u_base + node_o, 0)
-        in_v = joint[u_base + v]
-        a_in_v = joint[node_r * width + v]
-        counts = level(ref_depth[u])
-        if x >= 2:
-            counts.m += _pairs(x) * (in_v - in_k - a_in_v + x)
-        counts.conflicting += x * (in_k - x) * (a_in_v - x)
-
-    for depth, total in t_by_depth.items():
-        level(depth).o += total
+        found.o += total
         if depth > 0:
-            level(depth - 1).o -= total
+            levels[depth - 1].o -= total
     return {depth: counts for depth, counts in sorted(levels.items()) if counts.g or counts.o}
+
+
+class CladeMatch(NamedTuple):
+    """How the folders' record sets of two trees over the same n records compare."""
+
+    reference_clades: int
+    """Distinct record sets of reference folders with 1 < size < n."""
+    output_clades: int
+    """The same for the output."""
+    shared_clades: int
+    """Record sets with 1 < size < n held by a folder in both trees."""
+    same_shape: bool
+    """The multisets of all folders' record sets are equal: the trees are the same up to names
+    and order (single-child chains counted)."""
+
+
+def _classes(tree: IndexedTree, size: list[int]) -> tuple[list[int], dict[int, int]]:
+    """Each node's class (the topmost node with the same record set: an ancestor of equal size)
+    and how many nodes each class has."""
+    parent = tree.parent
+    rep = [0] * tree.node_count
+    members: dict[int, int] = {0: 1}
+    for node in range(1, tree.node_count):
+        up = parent[node]
+        top = rep[up] if size[up] == size[node] else node
+        rep[node] = top
+        members[top] = members.get(top, 0) + 1
+    return rep, members
+
+
+def match_clades(
+    reference: IndexedTree, output: IndexedTree, rows: list[dict[int, int]]
+) -> CladeMatch:
+    """Compare the two trees' folders as record sets: p and w hold the same set exactly when
+    J(p, w) = |p| = |w|."""
+    n = rows[0][0]
+    ref_size = [row[0] for row in rows]
+    out_size = [0] * output.node_count
+    for w, x in rows[0].items():
+        out_size[w] = x
+    ref_rep, ref_members = _classes(reference, ref_size)
+    out_rep, out_members = _classes(output, out_size)
+    matched: dict[int, int] = {}  # reference class → the output class with the same set
+    for p in ref_members:
+        size = ref_size[p]
+        for w, x in rows[p].items():
+            if x == size and out_size[w] == size:
+                matched[p] = out_rep[w]
+                break
+
+    def clades(members: dict[int, int], size: list[int]) -> int:
+        return sum(1 for c in members if 1 < size[c] < n)
+
+    same_shape = len(ref_members) == len(out_members) == len(matched) and all(
+        out_members[w] == ref_members[p] for p, w in matched.items()
+    )
+    return CladeMatch(
+        reference_clades=clades(ref_members, ref_size),
+        output_clades=clades(out_members, out_size),
+        shared_clades=sum(1 for p in matched if 1 < ref_size[p] < n),
+        same_shape=same_shape,
+    )

@@ -34,9 +34,8 @@ output; a test checks the two paths agree. Per task the report keeps every basel
 parent-group count, the reference's, and whether any tree recovers the reference exactly; the
 summary prints Appendix F's counts (silhouette wins over fixed cuts and over the random mean,
 tasks at the largest permitted parent count, mean parent groups) beside the paper's.
-`BaselineAgent` is the same baseline as an agent: it lists and reads the records through the
-organizer tools, computes its tree from what it read, moves the records and checks the
-inventory (`worldkit infoorg run`).
+The same baselines as agents working through the organizer tools (`worldkit infoorg run`) are
+`worldkit.run.infoorg_agent.BaselineAgent`.
 """
 
 from __future__ import annotations
@@ -46,21 +45,15 @@ import shutil
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from worldkit.canon import canonical_json
-from worldkit.errors import CheckFailed, UsageError
 from worldkit.infoorg.packets import DEFAULT_SEED, build_packets, read_packet_info, write_packets
 from worldkit.infoorg.sources import Family
 from worldkit.infoorg.scoring import ECONOMY_LAMBDA
 from worldkit.infoorg.sources.selection import derived_seed
-
-if TYPE_CHECKING:
-    from worldkit.run.agents import Agent, AgentResult, AgentTask
-    from worldkit.run.session import ToolSession
 
 Tree = dict[str, tuple[str, ...]]
 """record id -> folders above `<id>.txt`."""
@@ -496,83 +489,3 @@ def baselines_from_source(
             family, sorted(Path(scratch).iterdir()), apply, progress=progress,
             stop_words=stop_words, economy_lambda=economy_lambda,
         )
-
-
-# --- the baselines as agents -------------------------------------------------------------------
-
-
-class BaselineAgent:
-    """A text-only baseline that works through the organizer tools like any agent.
-
-    It lists the records (page by page), reads each one in full (following `next_offset`),
-    computes its tree from the texts it read, moves each destination group with `move_files`,
-    runs `check_inventory` and ends with the paper's JSON declaration of the layout. The random
-    shape uses seed `seed` (0 … `RANDOM_SEEDS` − 1) of `task`.
-    """
-
-    def __init__(
-        self, baseline: BaselineName, task: str, seed: int = 0, stop_words: StopWords = STOP_WORDS
-    ) -> None:
-        self.baseline, self.task, self.seed, self.stop_words = baseline, task, seed, stop_words
-        self.name = f"baseline:{baseline}" + (f":{seed}" if baseline == "random" and seed else "")
-
-    async def run(self, task: AgentTask, tools: ToolSession) -> AgentResult:
-        from worldkit.run.agents import AgentResult
-
-        steps = 0
-
-        async def call(name: str, arguments: dict[str, object]) -> dict[str, Any]:
-            nonlocal steps
-            steps += 1
-            outcome = await tools.call(name, arguments)
-            if outcome.is_error or outcome.structured is None:
-                raise CheckFailed(f"{self.name}: {name} failed: {outcome.text}")
-            return outcome.structured
-
-        ids: list[str] = []
-        offset: int | None = 0
-        while offset is not None:
-            page = await call("list_files", {"offset": offset})
-            ids.extend(entry["id"] for entry in page["entries"])
-            offset = page["next_offset"]
-        texts = []
-        for record in ids:
-            parts, position = [], 0
-            while position is not None:
-                piece = await call("read_file", {"id": record, "offset": position})
-                parts.append(piece["text"])
-                position = piece["next_offset"]
-            texts.append("".join(parts))
-        trees, _ = trees_from_texts(ids, texts, self.task, self.stop_words)
-        chosen = trees[self.baseline]
-        tree = chosen[self.seed] if isinstance(chosen, list) else chosen
-        for destination, group in destinations(tree):
-            await call("move_files", {"ids": group, "destination": list(destination)})
-        inventory = await call("check_inventory", {})
-        declaration = {
-            "assignments": [
-                {"id": record, "path": [*tree[record], f"{record}.txt"]} for record in sorted(tree)
-            ]
-        }
-        notes = [] if inventory["intact"] and not inventory["unplaced"] else [f"inventory: {inventory}"]
-        return AgentResult(final_message=canonical_json(declaration), steps=steps, notes=notes)
-
-
-def packet_agent(spec: str, task: str, stop_words: StopWords = STOP_WORDS) -> Agent:
-    """The agent named by `spec`: `noop`, `baseline:<flat|fixed|silhouette>` or
-    `baseline:random[:<seed>]` (seed 0 … 4)."""
-    from worldkit.run.agents import NoopAgent
-
-    if spec == "noop":
-        return NoopAgent()
-    kind, _, rest = spec.partition(":")
-    name, _, seed_text = rest.partition(":")
-    usage = (
-        f"unknown agent {spec!r}; use noop, baseline:flat, baseline:fixed, baseline:silhouette "
-        f"or baseline:random[:SEED] with SEED 0-{RANDOM_SEEDS - 1}"
-    )
-    if kind != "baseline" or name not in BASELINES:
-        raise UsageError(usage)
-    if seed_text and (name != "random" or not seed_text.isdigit() or int(seed_text) >= RANDOM_SEEDS):
-        raise UsageError(usage)
-    return BaselineAgent(name, task, int(seed_text or 0), stop_words)  # type: ignore[arg-type]

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import chain
 from pathlib import Path
+from typing import NamedTuple
 
 from worldkit.errors import ExitCode, WorldkitError
 
@@ -21,7 +22,7 @@ __all__ = [
     "IndexedTree",
     "Paths",
     "folder_name_problem",
-    "index_tree",
+    "index_paths",
     "load_tree_file",
     "strip_wrapper",
 ]
@@ -59,61 +60,66 @@ def folder_name_problem(name: object) -> str | None:
     return None
 
 
+def _shared_depth(paths: Sequence[Sequence[str]]) -> int:
+    """How many leading folders every path in `paths` shares (the wrapper's depth)."""
+    if not paths:
+        return 0
+    shortest = min(paths, key=len)
+    depth = 0
+    while depth < len(shortest) and all(path[depth] == shortest[depth] for path in paths):
+        depth += 1
+    return depth
+
+
 def strip_wrapper(paths: Mapping[str, Sequence[str]]) -> Paths:
     """Drop the longest folder prefix shared by every record (a wrapper changes nothing)."""
-    items = [tuple(path) for path in paths.values()]
-    if not items:
-        return {}
-    shortest = min(items, key=len)
-    depth = 0
-    while depth < len(shortest) and all(path[depth] == shortest[depth] for path in items):
-        depth += 1
+    depth = _shared_depth(list(dict.fromkeys(map(tuple, paths.values()))))
     return {record: tuple(path)[depth:] for record, path in paths.items()}
 
 
-@dataclass(frozen=True)
-class IndexedTree:
-    """A hierarchy with every folder numbered; node 0 is the root.
+class IndexedTree(NamedTuple):
+    """The folders of a hierarchy, numbered: node 0 is the root, a parent precedes its children.
 
-    `record_nodes[i]` lists the node ids from the root down to the folder holding record i
-    (records in the order of `records`); `parent[k]` and `depth[k]` describe node k.
+    Built from the distinct record paths, not from the records: records that share a folder are
+    counted through the weights the scorer attaches to each folder (see `index_paths`).
     """
 
-    records: tuple[str, ...]
-    record_nodes: tuple[tuple[int, ...], ...]
-    parent: tuple[int, ...]
-    depth: tuple[int, ...]
+    parent: list[int]
+    """`parent[k]`: node k's parent (-1 for the root)."""
+    depth: list[int]
+    """`depth[k]`: folders between the root and node k (the root has depth 0)."""
+    chain: list[tuple[int, ...]]
+    """`chain[k]`: the nodes from the root down to node k, both included."""
+    subfolders: list[int]
+    """`subfolders[k]`: node k's child folders (records in it are not counted)."""
 
     @property
     def node_count(self) -> int:
         return len(self.parent)
 
 
-def index_tree(paths: Mapping[str, Sequence[str]], records: Sequence[str]) -> IndexedTree:
-    """Number the folders of `paths` (already wrapper-free), listing records in `records` order."""
-    children: dict[tuple[int, str], int] = {}  # (parent node, folder name) → node
-    parent = [-1]
-    depth = [0]
-    record_nodes = []
-    chains: dict[tuple[str, ...], tuple[int, ...]] = {}  # records in one folder share its chain
-    for record in records:
-        path = tuple(paths[record])
-        known = chains.get(path)
-        if known is not None:
-            record_nodes.append(known)
-            continue
-        node = 0
-        chain = [0]
-        for name in path:
-            child = children.get((node, name))
-            if child is None:
-                child = children[(node, name)] = len(parent)
-                parent.append(node)
-                depth.append(len(chain))
+def index_paths(paths: Iterable[tuple[str, ...]]) -> tuple[IndexedTree, dict[tuple[str, ...], int]]:
+    """Number the folders of the distinct `paths`, the shared wrapper dropped; also return a
+    mapping from each path (and each of its prefixes below the wrapper) to its node."""
+    distinct = list(dict.fromkeys(paths))
+    skip = _shared_depth(distinct)
+    node_of: dict[tuple[str, ...], int] = {distinct[0][:skip]: 0} if distinct else {}
+    parent, depth, chain, subfolders = [-1], [0], [(0,)], [0]
+    for path in distinct:
+        missing = []
+        while path not in node_of:  # climb to the nearest folder already numbered
+            missing.append(path)
+            path = path[:-1]
+        node = node_of[path]
+        for folder in reversed(missing):
+            child = node_of[folder] = len(parent)
+            parent.append(node)
+            depth.append(depth[node] + 1)
+            chain.append((*chain[node], child))
+            subfolders.append(0)
+            subfolders[node] += 1
             node = child
-            chain.append(node)
-        record_nodes.append(chains.setdefault(path, tuple(chain)))
-    return IndexedTree(tuple(records), tuple(record_nodes), tuple(parent), tuple(depth))
+    return IndexedTree(parent, depth, chain, subfolders), node_of
 
 
 class _DuplicateKey(ValueError):
@@ -124,11 +130,13 @@ class _DuplicateKey(ValueError):
 
 def _reject_duplicate_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
     """`json.loads` hook: an object that repeats a key is an error (JSON would keep the last)."""
-    result: dict[str, object] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _DuplicateKey(key)
-        result[key] = value
+    result = dict(pairs)
+    if len(result) < len(pairs):  # only then look for the first key given twice
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
     return result
 
 
@@ -164,8 +172,15 @@ def load_tree_file(path: Path) -> Paths:
         )
     if not data:
         raise InvalidHierarchy(f"{path}: holds no records; add at least one record id")
+    values = data.values()
+    if (
+        "" not in data
+        and set(map(type, values)) == {list}
+        and set(map(type, chain.from_iterable(values))) <= {str}
+    ):  # every entry well formed, checked without a loop per record
+        return dict(zip(data, map(tuple, values)))
     paths: Paths = {}
-    for record, folders in data.items():
+    for record, folders in data.items():  # find the first malformed entry, to name it
         if record == "":
             raise InvalidHierarchy(f"{path}: a record id is empty; give every record an id")
         if not isinstance(folders, list) or not all(isinstance(f, str) for f in folders):

@@ -139,13 +139,53 @@ _READ_KEEP = 64
 
 def manifest_bytes(manifest: Manifest) -> bytes:
     """Deterministic bytes: sorted keys, one file entry per line (readable, diffable, fast)."""
+    return _layout(manifest, [entry_line(e.path, e.sha256, e.size, e.surface, e.source, e.mtime) for e in manifest.files])
+
+
+def _layout(manifest: Manifest, lines: list[str]) -> bytes:
     head = manifest.model_dump(mode="json", exclude={"files"})
-    lines = [canonical_json(e.model_dump(mode="json", exclude_none=True)).rstrip("\n") for e in manifest.files]
     body = pretty_json(head).rstrip().rstrip("}").rstrip()
     files = ",\n    ".join(lines)
     return (body + ',\n  "files": [\n    ' + files + "\n  ]\n}\n").encode("utf-8") if lines else (
         body + ',\n  "files": []\n}\n'
     ).encode("utf-8")
+
+
+_STRING = json.encoder.encode_basestring  # what json.dumps(ensure_ascii=False) writes a string as
+
+
+def entry_line(path: str, sha256: str, size: int, surface: str, source: str, mtime: str | None) -> str:
+    """`canonical_json` of one entry (without its newline), written directly: it is built for every file."""
+    head = '{"mtime":' + _STRING(mtime) + "," if mtime is not None else "{"
+    return (
+        head + '"path":' + _STRING(path) + ',"sha256":' + _STRING(sha256) + ',"size":' + int.__repr__(size)
+        + ',"source":' + _STRING(source) + ',"surface":' + _STRING(surface) + "}"
+    )
+
+
+Row = tuple[str, str, int, str, str, str | None]
+"""(path, sha256, size, surface, source, mtime) of one written file."""
+
+
+def assemble(inputs: Inputs, environment: Environment, tool_bundle_sha256: str, rows: list[Row]) -> tuple[Manifest, bytes]:
+    """The manifest of `rows` (sorted by path) and its bytes; each entry is serialized once, for both the
+    fingerprint and the file (the same bytes as `compute_fingerprint` and `manifest_bytes`)."""
+    lines = [entry_line(*row) for row in rows]
+    digest = hashlib.sha256(b'{"files":[')
+    digest.update(",".join(lines).encode("utf-8"))
+    digest.update(
+        ('],"inputs":' + canonical_json(inputs.model_dump(mode="json")).rstrip("\n")
+         + ',"tool_bundle_sha256":' + _STRING(tool_bundle_sha256) + "}\n").encode("utf-8")
+    )
+    entries = [
+        Entry.model_construct(path=path, sha256=sha, size=size, surface=surface, source=source, mtime=mtime)
+        for path, sha, size, surface, source, mtime in rows
+    ]
+    manifest = Manifest(
+        inputs=inputs, environment=environment, tool_bundle_sha256=tool_bundle_sha256, files=entries,
+        fingerprint=digest.hexdigest(),
+    )
+    return manifest, _layout(manifest, lines)
 
 
 def write_manifest(root: Path, manifest: Manifest) -> None:

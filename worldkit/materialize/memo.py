@@ -67,6 +67,11 @@ _STACK: list[RenderMemo | None] = [_MEMO]
 """The memo in force is the last one; None: render every file anew."""
 
 
+def process_memo() -> RenderMemo:
+    """The process's own memo (in force outside `fresh_renders()` and `new_memo()` blocks)."""
+    return _MEMO
+
+
 def current_memo() -> RenderMemo | None:
     """The memo in force: the process's, a `new_memo()` block's, or None inside `fresh_renders()`."""
     return _STACK[-1]

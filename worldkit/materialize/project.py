@@ -11,11 +11,13 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 from worldkit.access import Policy
 from worldkit.canon import canonical_json, pretty_json
 from worldkit.errors import UsageError
 from worldkit.materialize.memo import current_memo
+from worldkit.materialize.rendered import store as rendered_store
 from worldkit.render import Renderer
 from worldkit.timeline import Snapshot, as_of
 from worldkit.tools import tool_bundle
@@ -32,8 +34,9 @@ def stamp(day: dt.date, time: dt.time = NOON) -> str:
     return dt.datetime.combine(day, time).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+@lru_cache(maxsize=8192)
 def stamp_seconds(value: str) -> int:
-    """Seconds since the epoch of a `stamp` (what `os.utime` sets)."""
+    """Seconds since the epoch of a `stamp` (what `os.utime` sets); a world has few distinct ones."""
     return int(dt.datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc).timestamp())
 
 
@@ -104,14 +107,20 @@ class Projection:
         snap = self.snapshot
         render = self.renderer
         memo = current_memo()
+        disk = rendered_store() if memo is not None else None
         digest = self.state.digest if memo is not None else ""
         iso = snap.date.isoformat()
 
-        def shared(path: str, surface: str, source: str, produce: Callable[[], tuple[bytes, str]]) -> PlannedFile:
-            """A file rendered from the seat-independent snapshot: its bytes may come from the memo."""
+        def shared(
+            path: str, surface: str, source: str, produce: Callable[[], tuple[bytes, str]], slow: bool = False
+        ) -> PlannedFile:
+            """A file rendered from the seat-independent snapshot: its bytes may come from the memo, or
+            (a `slow` kind: documents, whose templates, eves and formats cost) from the cross-process store."""
             if memo is None:
                 return PlannedFile(path, surface, source, produce)
             key = (digest, iso, path, source)
+            if slow and disk is not None:
+                return PlannedFile(path, surface, source, lambda: memo.bytes_for(key, lambda: disk.through(key, produce)))
             return PlannedFile(path, surface, source, lambda: memo.bytes_for(key, produce))
 
         def rendered(doc: Document) -> tuple[bytes, str]:
@@ -120,7 +129,7 @@ class Projection:
 
         for doc_id in self.documents:
             doc = snap.documents[doc_id]
-            planned.append(shared(self.document_path(doc_id), "files", doc_id, lambda d=doc: rendered(d)))
+            planned.append(shared(self.document_path(doc_id), "files", doc_id, lambda d=doc: rendered(d), slow=True))
         for rec_id in self.records:
             view = snap.records[rec_id]
             planned.append(

@@ -20,7 +20,7 @@ import jinja2
 from worldkit import __version__
 from worldkit._fs import atomic_directory
 from worldkit.errors import UsageError
-from worldkit.materialize.manifest import MANIFEST_NAME, Entry, Environment, Inputs, Manifest, write_manifest
+from worldkit.materialize.manifest import MANIFEST_NAME, Environment, Inputs, Manifest, Row, assemble
 from worldkit.materialize.project import PlannedFile, Projection, plan_projection, stamp, stamp_seconds
 from worldkit.world.load import WorldPackage, load_world
 
@@ -65,17 +65,27 @@ class ProjectionResult:
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
 
 
-def _write_new(path: str, data: bytes) -> None:
+_UTIME_FD = os.utime in os.supports_fd
+
+
+def _write_new(path: str, data: bytes, seconds: int) -> None:
+    """Create `path` with `data` and modification time `seconds`: open, write, utime on the fd, close."""
     fd = os.open(path, _CREATE, 0o644)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        written = os.write(fd, data)
+        if written < len(data):
+            view = memoryview(data)[written:]
+            while view:
+                view = view[os.write(fd, view) :]
+        if _UTIME_FD:
+            os.utime(fd, (seconds, seconds))
     finally:
         os.close(fd)
+    if not _UTIME_FD:
+        os.utime(path, (seconds, seconds))
 
 
-_Row = tuple[str, str, int, str, str, str]
+_Row = Row
 _PARALLEL_MIN_FILES = 4000
 # Set just before forking workers; a forked worker reads its share of the plan from here.
 _FORK_PLAN: list[PlannedFile] = []
@@ -90,10 +100,7 @@ def _write_rows(root: str, planned: list[PlannedFile]) -> list[_Row]:
         if parent not in made:
             os.makedirs(os.path.join(root, parent), exist_ok=True)
             made.add(parent)
-        target = os.path.join(root, item.path)
-        _write_new(target, data)
-        seconds = stamp_seconds(mtime)
-        os.utime(target, (seconds, seconds))
+        _write_new(os.path.join(root, item.path), data, stamp_seconds(mtime))
         rows.append((item.path, hashlib.sha256(data).hexdigest(), len(data), item.surface, item.source, mtime))
     return rows
 
@@ -111,8 +118,10 @@ def _die_with_parent() -> None:
 
 
 def _write_share(job: tuple[str, int, int]) -> list[_Row]:
-    root, index, jobs = job
-    return _write_rows(root, _FORK_PLAN[index::jobs])
+    """One worker's share: a contiguous run of the plan, so workers seldom create files in the same
+    directory at once (ext4 serializes that) and their rows come back in path order."""
+    root, start, stop = job
+    return _write_rows(root, _FORK_PLAN[start:stop])
 
 
 def _jobs(n_files: int) -> int:
@@ -128,8 +137,9 @@ def _jobs(n_files: int) -> int:
 def write_projection(projection: Projection, tmp: Path) -> Manifest:
     """Render every planned file into `tmp` and return the manifest (also written there).
 
-    Large projections are rendered by forked workers, each taking every k-th planned file; the
-    rows are merged and sorted by path, so the manifest does not depend on the number of jobs.
+    Large projections are rendered by forked workers, each taking a contiguous run of the planned
+    files (in path order); their rows are joined in that order, so the manifest does not depend on
+    the number of jobs.
     """
     global _FORK_PLAN
     root = str(tmp)
@@ -142,14 +152,11 @@ def write_projection(projection: Projection, tmp: Path) -> Manifest:
         _FORK_PLAN = planned
         try:
             with multiprocessing.get_context("fork").Pool(jobs, initializer=_die_with_parent) as pool:
-                shares = pool.map(_write_share, [(root, i, jobs) for i in range(jobs)])
+                cuts = [len(planned) * i // jobs for i in range(jobs + 1)]
+                shares = pool.map(_write_share, [(root, cuts[i], cuts[i + 1]) for i in range(jobs)])
         finally:
             _FORK_PLAN = []
-        rows = sorted(row for share in shares for row in share)
-    entries = [
-        Entry.model_construct(path=path, sha256=sha, size=size, surface=surface, source=source, mtime=mtime)
-        for path, sha, size, surface, source, mtime in rows
-    ]
+        rows = [row for share in shares for row in share]
     state = projection.state
     inputs = Inputs(
         world=state.world_id,
@@ -162,21 +169,15 @@ def write_projection(projection: Projection, tmp: Path) -> Manifest:
     environment = Environment(
         worldkit=__version__, python=platform.python_version(), jinja2=jinja2.__version__, templates=state.template_digests
     )
-    manifest = Manifest(
-        inputs=inputs,
-        environment=environment,
-        tool_bundle_sha256=bundle_sha,
-        files=entries,
-        fingerprint=Manifest.compute_fingerprint(inputs, entries, bundle_sha),
-    )
-    write_manifest(tmp, manifest)
+    manifest, data = assemble(inputs, environment, bundle_sha, rows)
+    _write_new(os.path.join(root, MANIFEST_NAME), data, stamp_seconds(stamp(projection.date)))
     _date_directories(root, rows, stamp(projection.date))
     return manifest
 
 
 def _date_directories(root: str, rows: list[_Row], today: str) -> None:
-    """No wall clock on disk: `manifest.json` gets the projection date, each directory the latest
-    mtime beneath it (the root at least the projection date, as its seat card has)."""
+    """No wall clock on disk: each directory gets the latest mtime beneath it (`manifest.json`, written
+    last, has the projection date) (the root at least the projection date, as its seat card has)."""
     latest: dict[str, str] = {"": today}
     for row in rows:
         path, mtime = row[0], row[5]
@@ -187,8 +188,6 @@ def _date_directories(root: str, rows: list[_Row], today: str) -> None:
             if not parent:
                 break
             parent = parent.rpartition("/")[0]
-    seconds = stamp_seconds(today)
-    os.utime(os.path.join(root, MANIFEST_NAME), (seconds, seconds))
     for rel, mtime in latest.items():
         seconds = stamp_seconds(mtime)
         os.utime(os.path.join(root, rel) if rel else root, (seconds, seconds))

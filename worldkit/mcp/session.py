@@ -68,7 +68,7 @@ def stage_seat(
     Without `out`, a temporary directory is used and removed by `StagedSeat.close`.
 
     Whatever is served is first checked against its own manifest and against what was frozen
-    (`worldkit.verify.staged`): a folder that is not a frozen one is refused (`CheckFailed`)
+    (`worldkit.frozen.staged`): a folder that is not a frozen one is refused (`CheckFailed`)
     unless `trust_staged`, which is then recorded on the returned `StagedSeat`.
     """
     if projection is not None:
@@ -112,7 +112,7 @@ def stage_seat(
 
 def _verified(staged: StagedSeat, folder: Path, what: str, trust_staged: bool, **options: Any) -> StagedSeat:
     """Refuse a served folder that fails its own manifest or is not a frozen one (unless trusted)."""
-    from worldkit.verify.staged import require_staged
+    from worldkit.frozen.staged import require_staged
 
     if options.get("world") is None:
         options.pop("world", None)

@@ -16,7 +16,9 @@ change gets here, and dates come from the projection.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
+import json
 import os
 import stat
 import threading
@@ -47,6 +49,7 @@ __all__ = [
 
 STATE_VERSION = 1
 _GENESIS = "0" * 64
+_STRING = json.encoder.encode_basestring  # a str as canonical_json writes it (ensure_ascii=False)
 
 
 def _link(prev: str, item: Mapping[str, Any]) -> str:
@@ -212,6 +215,38 @@ def scan_workspace(root: Path) -> dict[str, str]:
     return found
 
 
+class _Members:
+    """A str → str mapping as the members of its canonical JSON object (`"key":"value"`), in the
+    key order `canonical_json` sorts them in, so the object's text costs a join, not an encoding."""
+
+    def __init__(self, mapping: Mapping[str, str]) -> None:
+        self._keys = sorted(mapping)
+        self._parts = [_STRING(k) + ":" + _STRING(mapping[k]) for k in self._keys]
+
+    def _place(self, key: str) -> tuple[int, bool]:
+        at = bisect.bisect_left(self._keys, key)
+        return at, at < len(self._keys) and self._keys[at] == key
+
+    def set(self, key: str, value: str) -> None:
+        at, present = self._place(key)
+        part = _STRING(key) + ":" + _STRING(value)
+        if present:
+            self._parts[at] = part
+        else:
+            self._keys.insert(at, key)
+            self._parts.insert(at, part)
+
+    def joined(self, replaced: tuple[str, str] | None = None) -> str:
+        """The members joined by commas, with `replaced` = (key, value) set (not kept)."""
+        if replaced is None:
+            return ",".join(self._parts)
+        key, value = replaced
+        at, present = self._place(key)
+        part = _STRING(key) + ":" + _STRING(value)
+        parts = self._parts[:at] + [part] + self._parts[at + 1 if present else at :]
+        return ",".join(parts)
+
+
 class PendingChange:
     """A checked change not applied yet: the state digest it gives, and how to apply or drop it."""
 
@@ -251,6 +286,10 @@ class SeatState:
         # O(workspace files + records touched), not O(everything changed so far).
         self._record_heads: dict[str, str] = {}
         self._outbox_head = _GENESIS
+        # The digest's two mappings as their canonical JSON members, kept in key order, so a
+        # staged change's digest re-encodes one entry, not the whole state (see `_digest_with`).
+        self._workspace_members = _Members(self._workspace_digests)
+        self._record_members = _Members({})
         self._digest: str | None = None
         """`digest()` of the state as it is now (None: not computed since the last change)."""
         self._lock = threading.RLock()
@@ -297,11 +336,12 @@ class SeatState:
         if hashlib.sha256(data).hexdigest() != change.sha256:
             raise StoreError(f"write of {change.path!r}: content does not match its sha256")
         commit_file, abort = self.workspace.stage(change.path, data)
-        after = self._digest_with(workspace={**self._workspace_digests, change.path: change.sha256})
+        after = self._digest_with(workspace=(change.path, change.sha256))
 
         def commit() -> None:
             commit_file()
             self._workspace_digests[change.path] = change.sha256
+            self._workspace_members.set(change.path, change.sha256)
             self._digest = after  # what `_digest_with` gives for the state now (computed above)
 
         return PendingChange(after, commit, abort)
@@ -311,11 +351,12 @@ class SeatState:
         if change.action == "attach":
             entry["sha256"] = change.sha256
         head = _link(self._record_heads.get(change.record, _GENESIS), entry)
-        after = self._digest_with(records={**self._record_heads, change.record: head})
+        after = self._digest_with(record=(change.record, head))
 
         def commit() -> None:
             self.records.setdefault(change.record, []).append(entry)
             self._record_heads[change.record] = head
+            self._record_members.set(change.record, head)
             self._digest = after
 
         return PendingChange(after, commit, entry=dict(entry))
@@ -361,21 +402,47 @@ class SeatState:
     def _digest_with(
         self,
         *,
-        workspace: Mapping[str, str] | None = None,
-        records: Mapping[str, str] | None = None,
+        workspace: tuple[str, str] | None = None,
+        record: tuple[str, str] | None = None,
         outbox: tuple[int, str] | None = None,
     ) -> str:
-        """The digest of this state with the given parts replaced (a staged change's `after`)."""
+        """The digest of this state with one part replaced (a staged change's `after`): a workspace
+        file's (path, sha256), a record's (id, chain head) or the outbox's (count, head).
+
+        Equal to `sha256_json` of `{"base", "outbox": {"count", "head"}, "records": {id: head},
+        "v", "workspace": {path: sha256}}` (`reference_digest`), written from members kept encoded."""
         count, head = outbox if outbox is not None else (len(self.outbox), self._outbox_head)
-        return sha256_json(
-            {
-                "base": self.base,
-                "outbox": {"count": count, "head": head},
-                "records": dict(sorted((self._record_heads if records is None else records).items())),
-                "v": STATE_VERSION,
-                "workspace": dict(sorted((self._workspace_digests if workspace is None else workspace).items())),
-            }
+        text = "".join(
+            (
+                '{"base":',
+                _STRING(self.base),
+                ',"outbox":{"count":',
+                str(int(count)),
+                ',"head":',
+                _STRING(head),
+                '},"records":{',
+                self._record_members.joined(record),
+                '},"v":',
+                str(STATE_VERSION),
+                ',"workspace":{',
+                self._workspace_members.joined(workspace),
+                "}}\n",
+            )
         )
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def reference_digest(self) -> str:
+        """`digest()` computed from its definition (canonical JSON of the whole state), for checks."""
+        with self._lock:
+            return sha256_json(
+                {
+                    "base": self.base,
+                    "outbox": {"count": len(self.outbox), "head": self._outbox_head},
+                    "records": dict(self._record_heads),
+                    "v": STATE_VERSION,
+                    "workspace": dict(self._workspace_digests),
+                }
+            )
 
     def final_records(self, baseline: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
         """Record id → record JSON with this run's changes applied (the grading shape).

@@ -220,6 +220,30 @@ class _LazyJson(Mapping[str, Any]):
         return len(self._snap.records)
 
 
+class _LazyDocuments(Mapping[str, Any]):
+    """`world.documents`: each document's summary built when first read (a world may hold 100,000)."""
+
+    def __init__(self, documents: Mapping[str, Document]) -> None:
+        self._documents = documents
+        self._built: dict[str, dict[str, Any]] = {}
+
+    def __getitem__(self, key: str) -> dict[str, Any]:
+        found = self._built.get(key)
+        if found is None:
+            d = self._documents[key]
+            found = self._built[key] = {"id": d.id, "title": d.title, "path": d.path, "visible_from": d.visible_from.isoformat()}
+        return found
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._documents
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._documents)
+
+    def __len__(self) -> int:
+        return len(self._documents)
+
+
 @dataclass(frozen=True)
 class RenderContext:
     """What every template sees besides its own item: the world as of the snapshot date."""
@@ -237,10 +261,7 @@ class RenderContext:
             "products": {p.id: p.model_dump(mode="json") for p in state.company.products},
             "people": {k: p.model_dump(mode="json") for k, p in state.people.items()},
             "records": _LazyJson(snap),
-            "documents": {
-                k: {"id": d.id, "title": d.title, "path": d.path, "visible_from": d.visible_from.isoformat()}
-                for k, d in snap.documents.items()
-            },
+            "documents": _LazyDocuments(snap.documents),
         }
 
 

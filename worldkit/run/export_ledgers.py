@@ -5,9 +5,9 @@ Columns are the public artifact's. Conditions take the study's names (`full` →
 `curated:NAME` → `task_first` with environment `task-first NAME`); every row carries the
 SHA-256 of its own string values (sorted keys, compact JSON, `*_sha256` fields left out), as
 the release does, so `worldkit report --ledgers` verifies the files it reads back. A run of a
-campaign (its record under a folder holding the campaign's `plan.json`, its run id the plan's)
-gets its collection `block` and `scheduled_order_within_task_agent` from the plan, whose digest
-is checked; a record whose task, agent or condition differs from its planned run is refused.
+campaign (its record under a folder holding the campaign's `plan.json`, or read from a store
+holding the campaign's plan; its run id the plan's) gets its collection `block` and
+`scheduled_order_within_task_agent` from the plan, whose digest is checked; a record whose task, agent or condition differs from its planned run is refused.
 What a worldkit run does not record is left empty (the schedule of runs made outside a
 campaign, the model version), never invented; an unknown access label's reason is `other`.
 Failed runs (no verdicts) are left out. Writes only into a new or empty directory.
@@ -26,7 +26,7 @@ from worldkit.canon import sha256_bytes
 from worldkit.errors import UsageError
 from worldkit.run.campaign.plan import DIGEST_FILE, PLAN_FILE, CampaignPlan, PlannedRun
 from worldkit.run.ledgers import CRITERION_FILE, RUN_FILE, TASK_FILE
-from worldkit.run.record import ExecutionRecord, find_records, read_record
+from worldkit.run.record import ExecutionRecord, LoadedRecord, check_unique
 from worldkit.run.results import InvalidResults
 
 __all__ = ["CRITERION_COLUMNS", "RUN_COLUMNS", "export_ledgers"]
@@ -72,6 +72,7 @@ class _Plans:
 
     def __init__(self) -> None:
         self._plans: dict[Path, CampaignPlan | None] = {}
+        self._stored: dict[bytes, CampaignPlan] = {}
 
     def _plan(self, folder: Path) -> CampaignPlan | None:
         if folder not in self._plans:
@@ -91,26 +92,38 @@ class _Plans:
             self._plans[folder] = plan
         return self._plans[folder]
 
-    def planned(self, path: Path, record: ExecutionRecord) -> PlannedRun | None:
-        """The planned run `record` executes, if its folder is inside a campaign's."""
-        for folder in path.resolve().parents:
+    def planned(self, loaded: LoadedRecord) -> PlannedRun | None:
+        """The planned run the record executes, if its folder is inside a campaign's (or the
+        store it came from holds its campaign's plan)."""
+        if loaded.path is None:
+            if loaded.campaign_plan is None:
+                return None
+            data = loaded.campaign_plan
+            if data not in self._stored:
+                self._stored[data] = CampaignPlan.model_validate_json(data)
+            return _planned_run(self._stored[data], loaded)
+        for folder in loaded.path.resolve().parents:
             plan = self._plan(folder)
-            if plan is None:
-                continue
-            found = re.match(rf"{re.escape(plan.campaign_id)}-(\d+)\.", record.run_id)
-            if found is None:
-                return None  # a run of its own, kept in a campaign folder
-            seq = int(found.group(1))
-            run = plan.runs[seq - 1] if 1 <= seq <= len(plan.runs) else None
-            if run is None or (run.task, run.agent, run.condition) != (
-                    record.task, record.agent, record.condition):
-                raise InvalidResults(
-                    f"run {record.run_id} is not campaign {plan.campaign_id}'s planned run "
-                    f"{seq} ({'no such run' if run is None else f'{run.task}, {run.agent}, {run.condition}'}); "
-                    "remove the record or export it apart from the campaign folder",
-                    file=path, field="run_id")
-            return run
+            if plan is not None:
+                return _planned_run(plan, loaded)
         return None
+
+
+def _planned_run(plan: CampaignPlan, loaded: LoadedRecord) -> PlannedRun | None:
+    record = loaded.record
+    found = re.match(rf"{re.escape(plan.campaign_id)}-(\d+)\.", record.run_id)
+    if found is None:
+        return None  # a run of its own, kept in a campaign folder
+    seq = int(found.group(1))
+    run = plan.runs[seq - 1] if 1 <= seq <= len(plan.runs) else None
+    if run is None or (run.task, run.agent, run.condition) != (
+            record.task, record.agent, record.condition):
+        raise InvalidResults(
+            f"run {record.run_id} is not campaign {plan.campaign_id}'s planned run "
+            f"{seq} ({'no such run' if run is None else f'{run.task}, {run.agent}, {run.condition}'}); "
+            "remove the record or export it apart from the campaign",
+            file=loaded.path or loaded.origin, field="run_id")
+    return run
 
 
 def _rows(record: ExecutionRecord, planned: PlannedRun | None = None
@@ -161,26 +174,20 @@ def _csv(columns: tuple[str, ...], rows: list[dict[str, str]]) -> bytes:
     return out.getvalue().encode("utf-8")
 
 
-def export_ledgers(runs: list[Path], out: Path, task_labels: dict[str, str] | None = None
-                   ) -> dict[str, int]:
-    """Write the records under `runs` as ledgers in `out`; returns rows written per file."""
+def export_ledgers(records: list[LoadedRecord], out: Path,
+                   task_labels: dict[str, str] | None = None) -> dict[str, int]:
+    """Write the records as ledgers in `out`; returns rows written per file."""
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UsageError(f"{out} exists and is not an empty directory; pass --out a new "
                          "directory (the export never overwrites)")
     criteria: list[dict[str, str]] = []
     runs_out: list[dict[str, str]] = []
-    seen: dict[str, Path] = {}
     plans = _Plans()
-    for path in find_records(runs):
-        record = read_record(path)
-        if record.run_id in seen:
-            raise InvalidResults(f"run_id {record.run_id} is also used by {seen[record.run_id]}; "
-                                 "each run needs its own id — remove the copy",
-                                 file=path, field="run_id")
-        seen[record.run_id] = path
+    for loaded in check_unique(records):
+        record = loaded.record
         if getattr(record, "status", "completed") != "completed":
             continue
-        rows, run = _rows(record, plans.planned(path, record))
+        rows, run = _rows(record, plans.planned(loaded))
         criteria += rows
         runs_out.append(run)
     runs_out.sort(key=lambda r: r["run_id"])

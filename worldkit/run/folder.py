@@ -31,7 +31,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from worldkit.canon import pretty_json
+from worldkit.materialize.manifest import read_manifest
 from worldkit.overlay import apply_overlay, overlay_digest
+from worldkit.overlay.apply import ALWAYS_KEPT
 from worldkit.run.results import InvalidResults
 
 __all__ = [
@@ -41,6 +43,7 @@ __all__ = [
     "folder_for_package",
     "public_store_url",
     "read_run_folder",
+    "seat_file_count",
     "stage_run_folder",
     "write_run_folder",
 ]
@@ -143,6 +146,12 @@ def read_run_folder(root: Path) -> RunFolder:
         first = error.errors()[0]
         field = ".".join(str(p) for p in first["loc"]) or None
         raise InvalidResults(f"{first['msg']}; restore run.json from the run", file=path, field=field) from None
+
+
+def seat_file_count(projection: Path) -> int:
+    """How many of the seat's files a staged projection serves (its manifest's files, less those
+    every package keeps): Table 1's denominator for the share a curated packet retains."""
+    return sum(entry.path not in ALWAYS_KEPT for entry in read_manifest(projection).files)
 
 
 def folder_for_package(

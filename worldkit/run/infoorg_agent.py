@@ -1,5 +1,5 @@
-"""InfoOrgBench agents: the paper's ReAct-FC harness over a chat endpoint, and the registered
-text-only baselines.
+"""InfoOrgBench agents: the paper's ReAct-FC harness over a chat endpoint, and the text-only
+baselines (`worldkit.infoorg.baselines`) as agents working through the organizer tools.
 
 ReAct-FC (Appendices B.3, C.2, C.4, C.5): the model works through the organizer's five tools as
 native function calls; the system message is Figure 11's bounded tool instruction, the user
@@ -19,13 +19,23 @@ from typing import Any
 
 import anyio
 
-from worldkit.errors import UsageError
-from worldkit.run.agents import AgentResult, AgentTask, register_agent
+from worldkit.canon import canonical_json
+from worldkit.errors import CheckFailed, UsageError
+from worldkit.infoorg.baselines import (
+    BASELINES,
+    RANDOM_SEEDS,
+    STOP_WORDS,
+    BaselineName,
+    StopWords,
+    destinations,
+    trees_from_texts,
+)
+from worldkit.run.agents import Agent, AgentResult, AgentTask, NoopAgent, register_agent
 from worldkit.run.chat import ChatEndpoint
 from worldkit.run.openai_agent import agent_endpoint
 from worldkit.run.session import ToolSession
 
-__all__ = ["MAX_CALLS_PER_RESPONSE", "ReactFCAgent", "parse_declaration"]
+__all__ = ["MAX_CALLS_PER_RESPONSE", "BaselineAgent", "ReactFCAgent", "packet_agent", "parse_declaration"]
 
 MAX_CALLS_PER_RESPONSE = 200
 """Figure 11: "Issue at most 200 tool calls in one response"."""
@@ -142,9 +152,80 @@ def make_react_fc(options: dict[str, Any]) -> ReactFCAgent:
 # --- the text-only baselines, registered like any agent --------------------------------------
 
 
-def _baseline(kind: str, options: dict[str, Any]) -> Any:
-    from worldkit.infoorg.baselines import RANDOM_SEEDS, BaselineAgent
+class BaselineAgent:
+    """A text-only baseline that works through the organizer tools like any agent.
 
+    It lists the records (page by page), reads each one in full (following `next_offset`),
+    computes its tree from the texts it read, moves each destination group with `move_files`,
+    runs `check_inventory` and ends with the paper's JSON declaration of the layout. The random
+    shape uses seed `seed` (0 … `RANDOM_SEEDS` − 1) of `task`.
+    """
+
+    def __init__(
+        self, baseline: BaselineName, task: str, seed: int = 0, stop_words: StopWords = STOP_WORDS
+    ) -> None:
+        self.baseline, self.task, self.seed, self.stop_words = baseline, task, seed, stop_words
+        self.name = f"baseline:{baseline}" + (f":{seed}" if baseline == "random" and seed else "")
+
+    async def run(self, task: AgentTask, tools: ToolSession) -> AgentResult:
+        steps = 0
+
+        async def call(name: str, arguments: dict[str, object]) -> dict[str, Any]:
+            nonlocal steps
+            steps += 1
+            outcome = await tools.call(name, arguments)
+            if outcome.is_error or outcome.structured is None:
+                raise CheckFailed(f"{self.name}: {name} failed: {outcome.text}")
+            return outcome.structured
+
+        ids: list[str] = []
+        offset: int | None = 0
+        while offset is not None:
+            page = await call("list_files", {"offset": offset})
+            ids.extend(entry["id"] for entry in page["entries"])
+            offset = page["next_offset"]
+        texts = []
+        for record in ids:
+            parts, position = [], 0
+            while position is not None:
+                piece = await call("read_file", {"id": record, "offset": position})
+                parts.append(piece["text"])
+                position = piece["next_offset"]
+            texts.append("".join(parts))
+        trees, _ = trees_from_texts(ids, texts, self.task, self.stop_words)
+        chosen = trees[self.baseline]
+        tree = chosen[self.seed] if isinstance(chosen, list) else chosen
+        for destination, group in destinations(tree):
+            await call("move_files", {"ids": group, "destination": list(destination)})
+        inventory = await call("check_inventory", {})
+        declaration = {
+            "assignments": [
+                {"id": record, "path": [*tree[record], f"{record}.txt"]} for record in sorted(tree)
+            ]
+        }
+        notes = [] if inventory["intact"] and not inventory["unplaced"] else [f"inventory: {inventory}"]
+        return AgentResult(final_message=canonical_json(declaration), steps=steps, notes=notes)
+
+
+def packet_agent(spec: str, task: str, stop_words: StopWords = STOP_WORDS) -> Agent:
+    """The agent named by `spec`: `noop`, `baseline:<flat|fixed|silhouette>` or
+    `baseline:random[:<seed>]` (seed 0 … 4)."""
+    if spec == "noop":
+        return NoopAgent()
+    kind, _, rest = spec.partition(":")
+    name, _, seed_text = rest.partition(":")
+    usage = (
+        f"unknown agent {spec!r}; use noop, baseline:flat, baseline:fixed, baseline:silhouette "
+        f"or baseline:random[:SEED] with SEED 0-{RANDOM_SEEDS - 1}"
+    )
+    if kind != "baseline" or name not in BASELINES:
+        raise UsageError(usage)
+    if seed_text and (name != "random" or not seed_text.isdigit() or int(seed_text) >= RANDOM_SEEDS):
+        raise UsageError(usage)
+    return BaselineAgent(name, task, int(seed_text or 0), stop_words)  # type: ignore[arg-type]
+
+
+def _baseline(kind: str, options: dict[str, Any]) -> Any:
     task = options.get("task")
     if not task:
         raise UsageError(f"baseline:{kind} organizes InfoOrgBench packets; run it on a packet (worldkit infoorg run, or a packet task)")

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from worldkit.infoorg.overlays import PacketRun
+from worldkit.run.infoorg_packet import PacketRun
 
 __all__ = ["FAMILIES", "find_packet_runs", "render_tables", "table3", "table13"]
 

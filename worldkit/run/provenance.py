@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from worldkit import __version__
 from worldkit.run.ledgers import CRITERION_FILE, RUN_FILE, find_ledgers
-from worldkit.run.record import find_records, read_record
+from worldkit.run.record import LoadedRecord
 
 __all__ = ["Provenance", "ledger_provenance", "records_provenance"]
 
@@ -49,6 +49,8 @@ class Provenance(BaseModel):
     """Judges that graded semantic criteria (their ids), or what the release names."""
     files: dict[str, str] = {}
     """Ledger file → SHA-256 of its bytes."""
+    stores: list[str] = []
+    """Stores the records were read from (URLs, passwords hidden); empty for run folders."""
 
 
 def _sha256(path: Path) -> str:
@@ -63,12 +65,12 @@ def _judge_id(judge: object) -> str | None:
     return None
 
 
-def records_provenance(paths: list[Path], source: str = "runs") -> Provenance:
-    """Provenance of the execution records under `paths`."""
+def records_provenance(records: list[LoadedRecord], source: str = "runs") -> Provenance:
+    """Provenance of these execution records."""
     worlds, digests, overlays, prints, runs, agents, judges = (set(), set(), {}, set(), set(),
                                                               set(), set())
-    for file in find_records(paths):
-        record = read_record(file)
+    for loaded in records:
+        record = loaded.record
         inputs = record.inputs
         if inputs.get("world"):
             worlds.add(f"{inputs['world']}@{inputs.get('rev', '')}")
@@ -90,7 +92,8 @@ def records_provenance(paths: list[Path], source: str = "runs") -> Provenance:
     return Provenance(source=source, kind="runs", worlds=sorted(worlds),
                       revision_digests=sorted(digests), overlays=dict(sorted(overlays.items())),
                       fingerprints=sorted(prints), run_ids=sorted(runs), agents=sorted(agents),
-                      judges=sorted(judges))
+                      judges=sorted(judges),
+                      stores=sorted({loaded.store for loaded in records if loaded.store}))
 
 
 def ledger_provenance(path: Path, source: str) -> Provenance:

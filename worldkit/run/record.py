@@ -1,8 +1,8 @@
 """The execution record a run leaves on disk, and how records become result rows.
 
 `worldkit run` writes one `execution-record.json` per run (via `write_record`); `worldkit report`
-finds them under the directories it is given (`find_records`) and maps them to `ResultRow`s
-(`load_rows`). The record is versioned: a reader refuses a `schema_version` it does not know
+finds them under the directories it is given (`find_records`, `load_records`) or in a store
+(`worldkit.run.stored_records`) and maps them to `ResultRow`s (`load_rows`, `record_rows`). The record is versioned: a reader refuses a `schema_version` it does not know
 rather than guessing. This module never grades and never decides access; it only carries the
 verdicts a run already made.
 """
@@ -10,7 +10,8 @@ verdicts a run already made.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -34,9 +35,13 @@ __all__ = [
     "RECORD_SCHEMA_VERSION",
     "CriterionOutcome",
     "ExecutionRecord",
+    "LoadedRecord",
     "RunStats",
+    "check_unique",
     "find_records",
+    "load_records",
     "load_rows",
+    "record_rows",
     "read_record",
     "write_record",
 ]
@@ -232,19 +237,51 @@ def find_records(paths: Iterable[Path]) -> list[Path]:
     return sorted(set(found))
 
 
-def load_rows(paths: Iterable[Path]) -> list[ResultRow]:
-    """Result rows of every execution record found under `paths`, in canonical order."""
-    rows: list[ResultRow] = []
-    seen: dict[str, Path] = {}
-    for path in find_records(paths):
-        record = read_record(path)
-        if record.run_id in seen:
+@dataclass(frozen=True)
+class LoadedRecord:
+    """An execution record and where it was read from: its file, or a store."""
+
+    record: ExecutionRecord
+    """The validated record."""
+    origin: str
+    """Its file's path, or `STORE_URL#RUN_ID` for a record read from a store (for messages)."""
+    path: Path | None = None
+    """The record file (whose folder holds the run's staged package); None from a store."""
+    store: str | None = None
+    """The store it was read from (URL, password hidden); None for a file."""
+    campaign_plan: bytes | None = None
+    """From a store: the plan (canonical JSON) of the campaign the run is an attempt of, as the
+    store holds it, its digest checked; None otherwise (a folder's plan is beside its runs)."""
+
+
+def load_records(paths: Iterable[Path]) -> list[LoadedRecord]:
+    """Every execution record found under `paths`, validated, each run id once."""
+    return check_unique([LoadedRecord(read_record(path), str(path), path=path)
+                         for path in find_records(paths)])
+
+
+def check_unique(records: Sequence[LoadedRecord]) -> list[LoadedRecord]:
+    """The records, after refusing two of one run id (a copied run folder, or a run that is both
+    in a folder and in a store that are reported together)."""
+    seen: dict[str, LoadedRecord] = {}
+    for loaded in records:
+        run_id = loaded.record.run_id
+        if run_id in seen:
             raise InvalidResults(
-                f"run_id {record.run_id} is also used by {seen[record.run_id]}; each run needs "
-                "its own id — remove the copy",
-                file=path,
+                f"run_id {run_id} is also used by {seen[run_id].origin}; each run needs its own "
+                "id — remove the copy (or report the folder and the store apart)",
+                file=loaded.path or loaded.origin,
                 field="run_id",
             )
-        seen[record.run_id] = path
-        rows.extend(record.rows())
-    return check_rows(rows)
+        seen[run_id] = loaded
+    return list(records)
+
+
+def record_rows(records: Iterable[LoadedRecord]) -> list[ResultRow]:
+    """Result rows of the records, in canonical order."""
+    return check_rows(row for loaded in records for row in loaded.record.rows())
+
+
+def load_rows(paths: Iterable[Path]) -> list[ResultRow]:
+    """Result rows of every execution record found under `paths`, in canonical order."""
+    return record_rows(load_records(paths))

@@ -35,7 +35,7 @@ from worldkit.run.analysis.packets import PacketSummary, read_matched_packets, s
 from worldkit.run.analysis_tables import analysis_tables, packet_table
 from worldkit.run.ledgers import find_ledgers, read_ledgers, read_task_labels
 from worldkit.run.provenance import Provenance, ledger_provenance, records_provenance
-from worldkit.run.record import RUNS_SOURCE, find_records, load_rows
+from worldkit.run.record import RUNS_SOURCE, record_rows
 from worldkit.run.results import ResultRow, check_rows
 
 __all__ = [
@@ -250,32 +250,35 @@ def build_report(rows: Iterable[ResultRow], task_labels: dict[str, str] | None =
 
 
 def load_report(runs: Sequence[Path] = (), ledgers: Path | None = None, *,
+                stores: Sequence[str] = (), run_ids: Sequence[str] | None = None,
                 analysis: bool = True, replicates: int = DEFAULT_REPLICATES,
                 seed: int = DEFAULT_SEED, workers: int | None = None) -> Report:
-    """Read execution records under `runs` and/or a ledger release, and build the report.
+    """Read execution records under `runs` and in `stores` (only `run_ids`' when given) and/or a
+    ledger release, and build the report.
 
     With `analysis`, each source also gets the paper's estimates (`replicates` task-cluster
     bootstrap replicates from `seed`, over `workers` processes; 0 replicates: no intervals),
     its curated packets' characteristics and its provenance.
     """
-    if not runs and ledgers is None:
-        raise UsageError("nothing to report: give one or more RUNS_DIR or --ledgers DIR")
+    from worldkit.run.stored_records import gather_records
+
+    if not runs and not stores and ledgers is None:
+        raise UsageError("nothing to report: give one or more RUNS (folders or stores) or --ledgers DIR")
     if replicates < 0:
         raise UsageError(f"--replicates must be 0 or more (got {replicates})")
-    rows = list(load_rows(runs)) if runs else []
+    records, notes = gather_records(runs, stores, run_ids) if runs or stores else ([], [])
+    rows = record_rows(records)
     labels: dict[str, str] = {}
     packets: dict[str, PacketSummary] = {}
-    notes: list[str] = []
     provenance: list[Provenance] = []
-    if runs:
-        files = find_records(runs)
-        packet_rows, packet_notes, titles = overlay_packets(files)
+    if runs or stores:
+        packet_rows, packet_notes, titles = overlay_packets(records)
         labels.update(titles)
         notes += packet_notes
         summary = summarize_packets(packet_rows)
         if summary is not None:
             packets[RUNS_SOURCE] = summary
-        provenance.append(records_provenance(list(runs)))
+        provenance.append(records_provenance(records))
     if ledgers is not None:
         ledger_rows = read_ledgers(ledgers)
         source = ledger_rows[0].source if ledger_rows else ledgers.resolve().name

@@ -54,6 +54,7 @@ task-cluster bootstrap intervals.</p>
 {% if provenance %}<h2>Provenance</h2>
 {% for p in provenance %}<h3>{{ p.source }} ({{ p.kind }})</h3><dl class="prov">
 <dt>worldkit</dt><dd>{{ p.worldkit }}</dd>
+{% if p.stores %}<dt>read from store</dt><dd>{{ p.stores | join(", ") }}</dd>{% endif %}
 {% if p.worlds %}<dt>world@revision</dt><dd>{{ p.worlds | join(", ") }}</dd>{% endif %}
 {% if p.revision_digests %}<dt>revision digests</dt><dd>{{ p.revision_digests | join(", ") }}</dd>{% endif %}
 {% for overlay, digest in p.overlays.items() %}<dt>overlay {{ overlay }}</dt><dd>{{ digest }}</dd>

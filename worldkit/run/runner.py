@@ -38,6 +38,7 @@ from worldkit.run.record import (
     write_record,
 )
 from worldkit.run.session import MCPToolSession
+from worldkit.run.stored_records import store_record
 from worldkit.store import ANCHOR_FILENAME, EventLog, Store, read_anchor, verified_events
 
 __all__ = ["FAILED_TOOL", "RunFailed", "RunResult", "agent_config", "check_staged", "run_task"]
@@ -76,8 +77,8 @@ def check_staged(
     """Refuse a staged package that fails its own manifests or is not what was frozen (compared with
     `manifests/<world>/`, or re-derived from the overlay's world where nothing is frozen), unless
     `trust_staged`; returns the `frozen-workspace` result (its counts say whether it was trusted)."""
+    from worldkit.frozen.staged import require_staged
     from worldkit.overlay.load import overlay_world
-    from worldkit.verify.staged import require_staged
 
     world = overlay_world(overlay) if overlay is not None else None
     return require_staged(candidate, "run blocked: staged package", trust_staged=trust_staged, world=world,
@@ -149,10 +150,12 @@ def run_task(
         events = [e.model_dump(mode="json") for e in verified_events(store, run_id, anchor=anchor)[1]]
     log_anchor = anchor.model_dump(mode="json", exclude_none=True)
 
+    seat_files = run_folder.seat_file_count(paths.projection)
     if failure is not None:
         record = _failed_record(overlay, package, run_id, agent_id, condition, config_of_agent, events, failure, paths)
-        record = record.model_copy(update={"log_anchor": log_anchor})
-        write_record(record, paths.record)
+        record = record.model_copy(update={"log_anchor": log_anchor,
+                                           "inputs": {**record.inputs, "seat_files": seat_files}})
+        _keep(record, paths.record, store_url)
         raise RunFailed(f"run {run_id} failed: {failure}. The run is marked failed (record {paths.record})")
 
     captured = capture(overlay, candidate, paths.workspace, events)
@@ -170,10 +173,17 @@ def run_task(
     )  # fmt: skip
     record = record.model_copy(update={"log_anchor": log_anchor, "inputs": {  # what the staged package was checked against
         **record.inputs, "staged_reference": staged_check.counts.get("reference"),
-        "trusted_staged": bool(staged_check.counts.get("trusted_staged")),
+        "trusted_staged": bool(staged_check.counts.get("trusted_staged")), "seat_files": seat_files,
     }})
-    write_record(record, paths.record)
+    _keep(record, paths.record, store_url)
     return RunResult(run_dir=run_dir, record=record)
+
+
+def _keep(record: ExecutionRecord, path: Path, store_url: str | None) -> None:
+    """Write the record into the run folder and into the store that holds the run's log."""
+    write_record(record, path)
+    with Store.open(store_url) as store:
+        store_record(store, record)
 
 
 def _failed_record(

@@ -1,4 +1,4 @@
-"""The store: loaded revisions, runs and their event logs, in SQLite (default) or PostgreSQL.
+"""The store: loaded revisions, runs with their event logs and records, in SQLite (default) or PostgreSQL.
 
 Open one with `Store.open(url)` and pass it to whatever needs it; there is no global store.
 Nothing in this package imports the CLI, the MCP servers or anything above the store layer.
@@ -38,6 +38,7 @@ from worldkit.store.eventlog import (
     read_events,
     row_hash,
 )
+from worldkit.store.records import StoredRecord, count_records, put_record, read_records
 from worldkit.store.revisions import RevisionInfo, StoredRevision
 from worldkit.store.runs import Head, RunIdTaken, RunSummary, get_run, list_runs
 from worldkit.store.schema import SCHEMA_VERSION
@@ -71,7 +72,11 @@ __all__ = [
     "RevisionInfo",
     "RunSummary",
     "Store",
+    "StoredRecord",
     "StoredRevision",
+    "count_records",
+    "put_record",
+    "read_records",
     "create_engine",
     "describe_url",
     "genesis_hash",

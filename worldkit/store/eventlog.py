@@ -37,7 +37,7 @@ from worldkit.store.anchor import AnchorKey, LogAnchor, as_key, log_key, make_an
 from worldkit.store.db import Store
 from worldkit.store.times import format_time, parse_time, utc_now
 from worldkit.store.runs import Head, check_run_id, claim_run, ensure_run, get_run, read_head
-from worldkit.store.schema import log_events, log_runs
+from worldkit.store.schema import SEQ_BITS, events_table, log_events, log_runs, order_column, run_events
 
 #: Version of the event format and of the hash payload; stored with every event.
 LOG_VERSION = 2
@@ -197,9 +197,20 @@ class EventLog:
             else:
                 head = ensure_run(conn, self.run_id, seat, genesis, self.session, meta)
         self._head: tuple[int, str] | None = (head.seq, head.hash)
+        # SQLite keys an event by `event_key(run_key, seq)`: this plus seq (None on PostgreSQL).
+        self._key_base = None if head.run_key is None else head.run_key << SEQ_BITS
         self._dialect = store.engine.dialect
+        if self._key_base is None and self._dialect.name == "sqlite":
+            raise StoreError(
+                f"run {self.run_id} in store {store.url} has no run_key, which every run of a SQLite "
+                f"store gets when it is created: the store was edited past its guards; "
+                f"`worldkit log verify {self.run_id}` checks its log, and a new run id starts afresh"
+            )
         self._sql = _statements(self._dialect)
         self._insert_text, self._insert_params = self._sql.insert.text, self._sql.insert.params
+        # The fields every event of this log shares, as `row_hash` encodes them.
+        self._fixed_text = f'"run_id":{_string(self.run_id)},"seat":{_string(self.seat)},"seq":'
+        self._session_text = f'"session":{_string(self.session)},"state_change":'
         self._anchor(head.seq, head.hash, final=False)
 
     def append(
@@ -230,29 +241,46 @@ class EventLog:
             head, driver = self._head, self._driver
             if head is not None and driver is not None and not (self._shared or self._closed):
                 # The lone writer's path: link after the known head, one committed INSERT.
-                seq = head[0] + 1
-                row["version"] = LOG_VERSION
-                row["run_id"] = self.run_id
-                row["seq"] = seq
-                row["time"] = format_time(self._clock())
-                row["seat"] = self.seat
-                row["session"] = self.session
-                row["prev_hash"] = head[1]
-                row["hash"] = digest = row_hash(row)
+                seq, prev = head[0] + 1, head[1]
+                moment = format_time(self._clock())
+                digest = self._row_hash(row, seq, moment, prev)
+                if self._key_base is not None:  # SQLite: positional, in `_SQLITE_INSERT` order
+                    params: Any = (
+                        self._key_base + seq, self.run_id, seq, LOG_VERSION, moment, self.seat,
+                        self.session, row["tool"], row["arguments"], row["outcome"],
+                        row["result_digest"], row["detail"], row["state_change"], prev, digest,
+                    )  # fmt: skip
+                    text = _SQLITE_INSERT
+                else:
+                    params = self._insert_params({
+                        **row, "version": LOG_VERSION, "run_id": self.run_id, "seq": seq,
+                        "time": moment, "seat": self.seat, "session": self.session,
+                        "prev_hash": prev, "hash": digest,
+                    })  # fmt: skip
+                    text = self._insert_text
                 try:
-                    driver.execute(self._insert_text, self._insert_params(row))
+                    driver.execute(text, params)
                 except self._dialect.dbapi.Error:
                     self._head = None  # fall through: re-read, retry, or fail below
                 else:
                     self._head = (seq, digest)
-                    if self.anchor_path is not None:
+                    if self.anchor_path is not None and time.monotonic() - self._anchored_at >= self._anchor_every:
                         self._anchor(seq, digest, final=False)
                     return seq, digest
-                for key in ("version", "run_id", "seq", "time", "seat", "session", "prev_hash",
-                            "hash"):  # fmt: skip
-                    del row[key]
         written = self._write([row])[0]
         return written["seq"], written["hash"]
+
+    def _row_hash(self, row: Mapping[str, Any], seq: int, moment: str, prev: str) -> str:
+        """`row_hash` of the row this log is about to store, with its fixed fields pre-encoded."""
+        digest, detail, change = row["result_digest"], row["detail"], row["state_change"]
+        text = (
+            f'{{"arguments":{row["arguments"]},"detail":{"null" if detail is None else detail},'
+            f'"outcome":{_string(row["outcome"])},"prev_hash":"{prev}",'
+            f'"result_digest":{"null" if digest is None else _string(digest)},{self._fixed_text}{seq},'
+            f'{self._session_text}{"null" if change is None else change},"time":"{moment}",'
+            f'"tool":{_string(row["tool"])},"v":{LOG_VERSION}}}\n'
+        )
+        return _sha256(text.encode("utf-8")).hexdigest()
 
     def append_many(self, entries: Iterable[EventInput]) -> list[Event]:
         """Log several calls, in order, as consecutive events in one transaction."""
@@ -407,6 +435,8 @@ class EventLog:
                 "prev_hash": prev,
             }
             row["hash"] = prev = row_hash(row)
+            if self._key_base is not None:
+                row["id"] = self._key_base + seq
             row["_moment"] = moment
             rows.append(row)
         return rows
@@ -479,22 +509,32 @@ class _Compiled:
 
 class _Statements:
     def __init__(self, dialect: sa.Dialect) -> None:
+        table = events_table(dialect)
         lock = sa.select(log_runs.c.seat).where(log_runs.c.run_id == sa.bindparam("run_id"))
         if dialect.name == "postgresql":
             lock = lock.with_for_update()
         self.begin = "BEGIN" if dialect.name == "postgresql" else "BEGIN IMMEDIATE"
         self.lock = _Compiled(lock, dialect)
         self.last = _Compiled(
-            sa.select(log_events.c.seq, log_events.c.hash)
-            .where(log_events.c.run_id == sa.bindparam("run_id"))
-            .order_by(log_events.c.seq.desc())
+            sa.select(table.c.seq, table.c.hash)
+            .where(*run_events(table, sa.bindparam("run_id")))
+            .order_by(order_column(table).desc())
             .limit(1),
             dialect,
         )
-        self.insert = _Compiled(sa.insert(log_events), dialect)
+        self.insert = _Compiled(sa.insert(table), dialect)
 
 
 _STATEMENTS: dict[str, _Statements] = {}
+
+# The lone writer's insert on SQLite, its parameters built in this order by `EventLog.record`.
+_SQLITE_COLUMNS = (
+    "id", "run_id", "seq", "version", "time", "seat", "session", "tool", "arguments", "outcome",
+    "result_digest", "detail", "state_change", "prev_hash", "hash",
+)  # fmt: skip
+_SQLITE_INSERT = (
+    f"INSERT INTO log_events ({', '.join(_SQLITE_COLUMNS)}) VALUES ({', '.join('?' * len(_SQLITE_COLUMNS))})"
+)
 
 
 def _statements(dialect: sa.Dialect) -> _Statements:
@@ -653,13 +693,13 @@ def _own_event(row: dict[str, Any]) -> Event:
 
 def stored_rows(store: Store, run_id: str, after: int, upto: int) -> Iterator[dict[str, Any]]:
     """Stored rows (as dicts) with after < seq <= upto, in seq order, one short read per page."""
-    columns = [column for column in log_events.c]
+    table = events_table(store.engine.dialect)
+    columns = [table.c[column.name] for column in log_events.c]
     while after < upto:
         query = (
             sa.select(*columns)
-            .where(log_events.c.run_id == run_id, log_events.c.seq > after)
-            .where(log_events.c.seq <= upto)
-            .order_by(log_events.c.seq)
+            .where(*run_events(table, run_id, after=after, upto=upto))
+            .order_by(order_column(table))
             .limit(_PAGE)
         )
         with store.guard("read"), store.engine.connect() as conn:

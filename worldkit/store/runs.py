@@ -20,7 +20,7 @@ from sqlalchemy.engine import Connection
 from worldkit.canon import canonical_json
 from worldkit.errors import StoreError, UsageError
 from worldkit.store.times import format_time, parse_time, utc_now
-from worldkit.store.schema import log_events, log_runs
+from worldkit.store.schema import events_table, log_runs, order_column, run_events
 
 if TYPE_CHECKING:
     from worldkit.store.db import Store
@@ -70,6 +70,8 @@ class Head(BaseModel):
     """True if the run was claimed by one server: only its session may append."""
     meta: dict[str, Any] | None = None
     """How the run was started (e.g. `trusted_staged`), fixed when it was created."""
+    run_key: int | None = None
+    """The run's number in its events' keys on SQLite (`schema.event_key`); None on PostgreSQL."""
 
 
 class RunIdTaken(UsageError):
@@ -100,6 +102,10 @@ def _insert_run(
         "session": session, "exclusive": int(exclusive), "head_seq": 0, "head_hash": genesis,
         "meta": None if meta is None else canonical_json(dict(meta))[:-1],
     }  # fmt: skip
+    if conn.dialect.name == "sqlite":
+        # The next number after the largest: the caller holds SQLite's write lock, so no other
+        # run is numbered meanwhile (the insert guard refuses a number that is taken anyway).
+        values["run_key"] = sa.select(sa.func.coalesce(sa.func.max(log_runs.c.run_key), 0) + 1).scalar_subquery()
     nested = conn.begin_nested()
     try:
         conn.execute(sa.insert(log_runs).values(**values))
@@ -156,31 +162,33 @@ def ensure_run(
     return head
 
 
-_LAST = (
-    sa.select(log_events.c.seq, log_events.c.hash)
-    .where(log_events.c.run_id == sa.bindparam("run_id"))
-    .order_by(log_events.c.seq.desc())
-    .limit(1)
-)
+def _last_event(dialect: sa.Dialect) -> sa.Select:
+    table = events_table(dialect)
+    return (
+        sa.select(table.c.seq, table.c.hash)
+        .where(*run_events(table, sa.bindparam("run_id")))
+        .order_by(order_column(table).desc())
+        .limit(1)
+    )
 
 
 def read_head(conn: Connection, run_id: str, *, lock: bool = False) -> Head | None:
     """The run's head (its last stored event); with `lock`, hold the run's row (PostgreSQL)."""
     query = sa.select(
         log_runs.c.seat, log_runs.c.head_seq, log_runs.c.head_hash, log_runs.c.session,
-        log_runs.c.exclusive, log_runs.c.meta,
+        log_runs.c.exclusive, log_runs.c.meta, log_runs.c.run_key,
     ).where(log_runs.c.run_id == run_id)  # fmt: skip
     if lock and conn.dialect.name == "postgresql":
         query = query.with_for_update()
     row = conn.execute(query).one_or_none()
     if row is None:
         return None
-    last = conn.execute(_LAST, {"run_id": run_id}).one_or_none()
+    last = conn.execute(_last_event(conn.dialect), {"run_id": run_id}).one_or_none()
     seq, last_hash = (last.seq, last.hash) if last is not None else (0, row.head_hash)
     return Head(
         run_id=run_id, seat=row.seat, seq=seq, hash=last_hash, sealed_seq=row.head_seq,
         sealed_hash=row.head_hash, session=row.session, exclusive=bool(row.exclusive),
-        meta=_meta(row.meta),
+        meta=_meta(row.meta), run_key=row.run_key,
     )  # fmt: skip
 
 
@@ -207,10 +215,11 @@ def get_run(store: Store, run_id: str) -> Head:
 
 def list_runs(store: Store) -> list[RunSummary]:
     """Every run in the store, oldest first (ties by run id)."""
-    last = log_events.alias("last")
+    table = events_table(store.engine.dialect)
+    last, inner = table.alias("last"), table.alias("newest")
     newest = (
-        sa.select(sa.func.max(log_events.c.seq))
-        .where(log_events.c.run_id == log_runs.c.run_id)
+        sa.select(sa.func.max(order_column(inner)))
+        .where(*run_events(inner, log_runs.c.run_id, run_key=log_runs.c.run_key))
         .scalar_subquery()
     )
     query = (
@@ -224,7 +233,7 @@ def list_runs(store: Store) -> list[RunSummary]:
         )
         .select_from(
             log_runs.outerjoin(
-                last, sa.and_(last.c.run_id == log_runs.c.run_id, last.c.seq == newest)
+                last, sa.and_(last.c.run_id == log_runs.c.run_id, order_column(last) == newest)
             )
         )
         .order_by(log_runs.c.created_at, log_runs.c.run_id)

@@ -19,9 +19,9 @@ from typing import Any
 
 from worldkit.access import Policy
 from worldkit.access.policy import Grant
+from worldkit.check_result import Item
 from worldkit.materialize.manifest import Entry
 from worldkit.verify.paths import SEAT_SPECIFIC, document_path, message_path, record_path
-from worldkit.verify.result import Item
 from worldkit.world.models import Document, Record, Subject, SystemKind
 from worldkit.world.state import WorldState
 

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from worldkit.errors import WorldkitError
+from worldkit.frozen.index import FrozenIndex, FrozenProjection, read_index
 from worldkit.materialize.manifest import Manifest, read_manifest
 from worldkit.verify.build import Built, build_projection
-from worldkit.verify.frozen import FrozenIndex, FrozenProjection, read_index
 from worldkit.verify.result import ComponentMissing
 from worldkit.verify.tasks import stage_tasks
 from worldkit.world.load import WorldPackage

@@ -1,4 +1,4 @@
-"""Frozen manifests: what `worldkit freeze` writes under `manifests/<world>/` and verify reads.
+"""Freezing: what `worldkit freeze` writes under `manifests/<world>/` (read by `worldkit.frozen.index`).
 
     manifests/<world>/revisions.json                              the index (root of trust)
     manifests/<world>/projections/<rev>/<date>/<seat>.json        one projection manifest each
@@ -12,97 +12,26 @@ sorted keys, sorted entries, no timestamps. This module writes only inside `proj
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict, ValidationError
 
 from worldkit.canon import pretty_json
 from worldkit.errors import InvalidWorld, UsageError
-from worldkit.locate import manifest_dir
+from worldkit.frozen.index import (
+    INDEX_NAME,
+    PROJECTIONS_DIR,
+    FrozenIndex,
+    FrozenProjection,
+    FrozenRevision,
+    default_manifest_dir,
+    read_index,
+)
 from worldkit.materialize.manifest import Manifest, manifest_bytes
 from worldkit.materialize.write import parse_date
 from worldkit.world.load import WorldPackage, load_world
-
-INDEX_NAME = "revisions.json"
-PROJECTIONS_DIR = "projections"
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
-
-
-class FrozenRevision(_Frozen):
-    name: str
-    """Revision name."""
-    parent: str | None
-    """Parent revision."""
-    digest: str
-    """Canonical digest of the revision's whole state."""
-
-
-class FrozenProjection(_Frozen):
-    rev: str
-    """Revision name."""
-    date: str
-    """Projection date (ISO)."""
-    seat: str
-    """Seat id."""
-    fingerprint: str
-    """The projection's fingerprint."""
-    files: int
-    """Number of files in the projection."""
-
-    @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.rev, self.date, self.seat)
-
-    @property
-    def relpath(self) -> str:
-        return f"{PROJECTIONS_DIR}/{self.rev}/{self.date}/{self.seat}.json"
-
-
-class FrozenIndex(_Frozen):
-    """`revisions.json`: the frozen revisions and the index of frozen projections."""
-
-    schema_version: Literal[1] = 1
-    """Format version."""
-    world: str
-    """World id."""
-    revisions: list[FrozenRevision]
-    """Every revision, base first."""
-    projections: list[FrozenProjection]
-    """Every frozen projection, sorted by (rev, date, seat)."""
-
-    def revision(self, name: str) -> FrozenRevision | None:
-        return next((r for r in self.revisions if r.name == name), None)
-
-    @property
-    def dates(self) -> list[str]:
-        return sorted({p.date for p in self.projections})
-
-
-def default_manifest_dir(package: WorldPackage) -> Path:
-    """`manifests/<world>/` beside the `worlds/` folder holding the world (or beside the world)."""
-    return manifest_dir(package.root, package.id)
-
-
-def read_index(folder: Path) -> FrozenIndex:
-    """The frozen index; an absent or malformed one is an error naming the fix."""
-    path = folder / INDEX_NAME
-    try:
-        return FrozenIndex.model_validate_json(path.read_bytes())
-    except FileNotFoundError:
-        raise InvalidWorld("no frozen manifests; run `worldkit freeze --world W` first", file=path) from None
-    except (ValidationError, json.JSONDecodeError, UnicodeDecodeError) as error:
-        first = str(error).splitlines()[0]
-        raise InvalidWorld(f"corrupted frozen index ({first}); re-run `worldkit freeze`", file=path) from None
-
 
 def _write_atomic(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -16,11 +16,11 @@ from typing import Any
 import yaml
 
 from worldkit.canon import pretty_json, sha256_bytes
+from worldkit.frozen.index import INDEX_NAME, FrozenIndex, FrozenProjection, read_index
 from worldkit.materialize.manifest import Entry, Manifest, manifest_bytes
 from worldkit.render import Renderer
 from worldkit.timeline import as_of
 from worldkit.timeline.asof import fold_record
-from worldkit.verify.frozen import INDEX_NAME, FrozenIndex, FrozenProjection, read_index
 from worldkit.verify.scratch import ScratchCopy
 from worldkit.world.models import Document, Message, Record
 from worldkit.world.state import WorldState

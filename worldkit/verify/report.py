@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from worldkit.verify.result import CheckResult
+from worldkit.check_result import CheckResult
 
 if TYPE_CHECKING:
     from worldkit.verify.runner import VerifyReport

@@ -12,8 +12,8 @@ from worldkit.errors import ExitCode
 from worldkit.verify.checks import run_checks
 from worldkit.verify.schedule import Progress, run_scheduled
 from worldkit.verify.context import VerifyContext
-from worldkit.verify.frozen import default_manifest_dir
-from worldkit.verify.result import CheckResult
+from worldkit.frozen.index import default_manifest_dir
+from worldkit.check_result import CheckResult
 from worldkit.verify.scratch import scratch_dir
 from worldkit.world.load import WorldPackage, load_world
 

@@ -17,10 +17,10 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 
+from worldkit.check_result import CheckResult
 from worldkit.errors import WorldkitError
 from worldkit.verify.checks import REGISTRY, REPEAT, Check, check_ids, run_one
 from worldkit.verify.context import ComponentMissing, VerifyContext
-from worldkit.verify.result import CheckResult
 
 Progress = Callable[[str, int, int], None]
 """progress(label, checks done, checks in all): what verify is doing now."""

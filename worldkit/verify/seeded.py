@@ -27,10 +27,10 @@ from typing import Any
 
 from worldkit.access import Policy
 from worldkit.errors import WorldkitError
+from worldkit.frozen.index import default_manifest_dir, read_index
 from worldkit.materialize.manifest import MANIFEST_NAME, Manifest, read_manifest
 from worldkit.verify.checks import REPEAT, run_checks
 from worldkit.verify.context import VerifyContext
-from worldkit.verify.frozen import default_manifest_dir, read_index
 from worldkit.verify.inject import (
     Injection,
     NotApplicable,
@@ -485,12 +485,10 @@ def replaced_log_event(p: Pristine, copy: ScratchCopy, rng: random.Random | None
     url, runs, run_id = _logged_run(p, copy)
     with sqlite3.connect(url.removeprefix("sqlite:///")) as db:
         db.execute("DROP TRIGGER log_events_insert")
-        db.execute(
-            "REPLACE INTO log_events SELECT run_id, seq, version, time, seat, session, tool, "
-            "'{\"path\":\"Shared/other.md\"}', outcome, result_digest, detail, state_change, prev_hash, hash "
-            "FROM log_events WHERE run_id = ? AND seq = 3",
-            (run_id,),
-        )
+        # Event 3's row exactly as stored (any layout: on SQLite its integer key too), arguments swapped.
+        db.execute("CREATE TEMP TABLE forged AS SELECT * FROM log_events WHERE run_id = ? AND seq = 3", (run_id,))
+        db.execute("UPDATE forged SET arguments = '{\"path\":\"Shared/other.md\"}'")
+        db.execute("REPLACE INTO log_events SELECT * FROM forged")
     return Injection(f"REPLACE'd event 3 of logged run {run_id}", store=url, runs=runs, touches={"log"})
 
 

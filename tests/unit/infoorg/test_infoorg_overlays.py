@@ -10,7 +10,7 @@ import pytest
 
 from tests.fixtures.jira_export import write_jira_export
 from worldkit.errors import CheckFailed, InvalidOverlay, OutputExists, UsageError
-from worldkit.infoorg.baselines import BaselineAgent, packet_agent, run_task
+from worldkit.infoorg.baselines import run_task
 from worldkit.infoorg.check import CHECK_TYPE, StructureScoreCheck, register
 from worldkit.infoorg.instructions import render_criterion, render_tool_instruction
 from worldkit.infoorg.overlays import (
@@ -20,7 +20,6 @@ from worldkit.infoorg.overlays import (
     check_overlay,
     grade_workspace,
     load_overlay,
-    run_packet,
     stage_workspace,
 )
 from worldkit.infoorg.packets import build_packets, write_packets
@@ -29,6 +28,8 @@ from worldkit.materialize.write import materialize
 from worldkit.overlay.checks import CHECKS
 from worldkit.overlay.models import Criterion
 from worldkit.run.agents import NoopAgent
+from worldkit.run.infoorg_agent import BaselineAgent, packet_agent
+from worldkit.run.infoorg_packet import run_packet
 from worldkit.store import Store, read_events
 
 

@@ -101,3 +101,48 @@ def test_rebuild_repeats_first_fresh_process_renders_office_files_anew(monkeypat
     frozen._spawn_rebuild(Path("w"), Path("o"), "7920", office_cache=True)
     assert seen[0][office_cache.ENV] == "off" and office_cache.ENV not in seen[1]
     assert (seen[0]["PYTHONHASHSEED"], seen[1]["PYTHONHASHSEED"]) == ("1", "7920")
+
+
+def _fresh_process_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(office_cache, "_TEXTS", type(office_cache._TEXTS)())
+    monkeypatch.setattr(office_cache, "_TEXT_SIZE", [0])
+
+
+def test_extracted_text_is_read_back_across_processes_keyed_by_the_bytes(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[bytes] = []
+
+    def reader(data: bytes):
+        return lambda: calls.append(data) or data.decode().upper()
+
+    assert office_cache.extracted(".pdf", b"report", reader(b"report")) == "REPORT"
+    assert office_cache.extracted(".pdf", b"report", reader(b"report")) == "REPORT" and len(calls) == 1
+    _fresh_process_memory(monkeypatch)  # what another process finds: only the folder
+    assert office_cache.extracted(".pdf", b"report", reader(b"report")) == "REPORT" and len(calls) == 1
+    assert office_cache.extracted(".pdf", b"report!", reader(b"report!")) == "REPORT!" and len(calls) == 2
+    assert office_cache.text_key(".pdf", b"report") != office_cache.text_key(".docx", b"report")
+
+
+def test_a_damaged_text_entry_is_read_again(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+    office_cache.extracted(".docx", b"minutes", lambda: calls.append(1) or "minutes")
+    (entry,) = [p for p in (cache.parent / "office-text").rglob("*") if p.is_file()]
+    head, _, payload = entry.read_bytes().partition(b"\n")
+    entry.write_bytes(head + b"\n" + b"forged")
+    _fresh_process_memory(monkeypatch)
+    assert office_cache.extracted(".docx", b"minutes", lambda: calls.append(1) or "minutes") == "minutes"
+    assert len(calls) == 2
+
+
+def test_extract_text_reads_a_real_file_once(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from worldkit.render.office import FORMATS, extract_text
+
+    data = render_office("report.docx", TEXT, META)
+    assert data is not None
+    want = FORMATS[".docx"].extract(data)
+    calls: list[int] = []
+    original = FORMATS[".docx"]
+    monkeypatch.setitem(FORMATS, ".docx", type(original)(original.name, original.render,
+                                                          lambda b: calls.append(1) or original.extract(b)))
+    _fresh_process_memory(monkeypatch)
+    assert extract_text("a/report.docx", data) == want == extract_text("b/other.docx", data)
+    assert len(calls) == 1

@@ -9,10 +9,11 @@ import pytest
 import sqlalchemy as sa
 
 from tests.unit.mcp.seat_support import Run, permissive, project
+from tests.unit.store.conftest import old_sqlite_store
+from worldkit.check_result import CheckResult
 from worldkit.mcp.seat import default_tool_config
 from worldkit.mcp.session import StagedSeat, open_run
 from worldkit.store import Store, get_run
-from worldkit.verify.result import CheckResult
 
 pytestmark = pytest.mark.anyio
 
@@ -49,12 +50,7 @@ def test_the_run_records_whether_the_serve_was_trusted(
 
 
 def test_a_store_of_schema_2_gains_run_meta(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'old.db'}"
-    with Store.open(url) as store:
-        with store.engine.begin() as conn:  # make it look like a version-2 store
-            conn.exec_driver_sql("DROP TRIGGER log_runs_head")
-            conn.exec_driver_sql("ALTER TABLE log_runs DROP COLUMN meta")
-            conn.exec_driver_sql("UPDATE store_meta SET value = '2' WHERE key = 'schema_version'")
+    url = old_sqlite_store(tmp_path / "old.db", 2)  # a store file as schema 2 had it
     with Store.open(url) as store:
         with open_run(store, "after", "S1", staged=None) as log:
             log.append("list_files", {}, "ok", None)

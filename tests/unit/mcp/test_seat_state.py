@@ -3,6 +3,7 @@ state changes onto the pre-task state reproduces the post-task digest exactly.""
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.unit.mcp.seat_support import Run, error_text, permissive, project
+from worldkit.errors import PathRefused, StoreError
 from worldkit.materialize.manifest import read_manifest
 from worldkit.mcp.replay import replay_run
 from worldkit.mcp.seat import CallRefused, SeatView
@@ -170,3 +172,65 @@ def test_any_sequence_of_changes_replays_to_the_same_digest(projection: Path, tm
         assert payload["after"] == replay.digest()
     assert replay.digest() == live.digest()
     assert replay.snapshot() == live.snapshot()
+
+
+def _content(text: str) -> dict[str, str]:
+    return {"content": text, "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
+
+
+# The digests of these states as worldkit has always computed them (canonical JSON of the whole
+# state): logs written before the digest was kept incrementally must still replay.
+_PINNED_CHANGES = [
+    {"kind": "write_file", "path": "report.md", **_content("résumé\n")},
+    {"kind": "update_record", "record": "CC-é1", "action": "comment", "text": 'ok "quoted"', "by": "P1", "date": "2025-07-01"},
+    {"kind": "update_record", "record": "APP-1", "action": "status", "text": "closed", "by": "P1", "date": "2025-07-01"},
+    {"kind": "write_file", "path": "a.md", **_content("a\n")},
+    {"kind": "send_message", "id": "SENT-0001", "sender": "P1", "to": ["P3"], "subject": "s", "body": "b",
+     "reply_to": None, "date": "2025-07-01"},
+    {"kind": "write_file", "path": "draft.md", **_content("v2\n")},
+]
+_PINNED_DIGESTS = [
+    "1188a9b5c566b9ffcd29fe35da61b10d258fc3fbe8cf141908f113c942103323",
+    "b9fb46c9187d774e676dc04ee53d3e34fa7528b6c8bd2174d22cee00ae5d796f",
+    "f903c9349345c023bd4ed0c7bb4a6fd15dddfd940d09747911b6fdd8210441b4",
+    "c6b3c2d4fcb17cc29009682ca21bebd91fb6b598a7579616b4c80b1e900c9ebe",
+    "fd43af0fd7bed8e6a125602a69615ab2d588ac9928c36bcf57e0a4dec105cf59",
+    "9db64e3ad48892a6f9d4df8641b50a9f67f642b91963dd29af8fe4d2b27753e7",
+    "607bd0e0fadb23e16d943b1e840c8fd50111fd4ea5097ff598e364db5df0d11a",
+]
+
+
+def test_state_digests_are_the_ones_logs_were_written_with() -> None:
+    state = SeatState("f" * 64, MemoryWorkspace({"draft.md": b"draft\n", "été/z.md": b"z\n"}))
+    found = [state.digest()]
+    for change in _PINNED_CHANGES:
+        pending = state.stage(change)
+        pending.commit()
+        assert pending.after == state.digest() == state.reference_digest()
+        found.append(state.digest())
+    assert found == _PINNED_DIGESTS
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    steps=st.lists(
+        st.tuples(st.sampled_from(["write", "record"]), st.text(min_size=1, max_size=6), st.text(max_size=8)),
+        max_size=30,
+    )
+)
+def test_the_kept_digest_equals_the_digest_of_the_whole_state(steps: list) -> None:
+    """Keys in any order (new ones sorting first, last, between; unicode) and rewrites of old ones:
+    each staged `after` and each `digest()` equal the canonical-JSON digest of the whole state."""
+    state = SeatState("0" * 64, MemoryWorkspace({"m.md": b"m\n"}))
+    for kind, key, text in steps:
+        if kind == "write":
+            change = {"kind": "write_file", "path": f"d/{key}.md".replace("\x00", "0"), **_content(text)}
+        else:
+            change = {"kind": "update_record", "record": key, "action": "comment", "text": text or "x",
+                      "by": "P1", "date": "2025-07-01"}
+        try:
+            pending = state.stage(change)
+        except (StoreError, PathRefused):  # a path the workspace refuses (e.g. `\\`): nothing staged
+            continue
+        pending.commit()
+        assert pending.after == state.digest() == state.reference_digest()

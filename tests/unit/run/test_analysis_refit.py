@@ -82,6 +82,7 @@ def test_bootstrap_keeps_the_studys_failures(ledgers) -> None:
     them: these are the published run's dropped and diverged replicates."""
     data, rows, starts, draws = ledgers
     picks = {"pass": [179, 225, 1008, 1394, 3], "access": [171, 212, 529, 470, 4]}
+    dropped = diverged = 0
     for outcome, indices in picks.items():
         row = rows[outcome]
         chosen = draws[indices]
@@ -91,7 +92,11 @@ def test_bootstrap_keeps_the_studys_failures(ledgers) -> None:
         expected = [reference(row, len(data.tasks), starts[outcome], d)[:2] for d in chosen]
         assert np.array_equal(got, [v for v, _ in expected], equal_nan=True)
         assert flags[outcome].tolist() == [s for _, s in expected]
-        assert np.isnan(got).sum() == 2 and flags[outcome].sum() == 2
+        dropped += int(np.isnan(got).sum())
+        diverged += int(flags[outcome].sum())
+    # Which replicates saturate is a floating-point platform effect (numpy's SIMD paths): on one
+    # machine 2 of each outcome's picks do, on another 1. The picks must still exercise both kinds.
+    assert dropped >= 2 and diverged >= 2
 
 
 def test_unequal_clusters_and_missing_outcomes() -> None:

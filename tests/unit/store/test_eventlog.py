@@ -242,3 +242,26 @@ def test_row_hash_matches_the_canonical_payload() -> None:
         "v": 2,
     }
     assert row_hash(row) == sha256_json(payload)
+
+
+def test_the_servers_append_path_stores_what_append_would(store) -> None:
+    """`record` (the lone writer's one-INSERT path, its hash text built from pre-encoded fields)
+    stores events whose hashes are those of `Event.hash_payload`, for awkward values too."""
+    from worldkit.store.eventlog import row_hash, stored_rows
+
+    calls = [
+        ("read_file", {"path": "é/ü \"q\" \\ \n"}, "ok", "0" * 64, None, None),
+        ("wr\u00efte", {"n": [1, 2.5, None, True]}, "denied", None, {"why": "ß"}, None),
+        ("write_file", {}, "error", None, None, {"op": "put", "path": "a/b", "bytes": "✓"}),
+    ]
+    with EventLog(store, "run-e", "Seat ✓", clock=ticking_clock()) as log:
+        heads = [log.record(*call) for call in calls]
+    rows = list(stored_rows(store, "run-e", 0, 10))
+    assert [(row["seq"], row["hash"]) for row in rows] == heads == [(n, h) for n, h in heads]
+    events = list(read_events(store, "run-e"))
+    assert [sha256_json(event.hash_payload()) for event in events] == [h for _, h in heads]
+    assert [row_hash(row) for row in rows] == [h for _, h in heads]
+    assert [(e.tool, e.arguments, e.outcome, e.detail, e.state_change) for e in events] == [
+        (tool, args, outcome, detail, change) for tool, args, outcome, _, detail, change in calls
+    ]
+    assert verify_chain(store, "run-e").ok

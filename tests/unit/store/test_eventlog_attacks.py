@@ -29,7 +29,8 @@ from worldkit.store import (
     verify_chain,
     write_anchor,
 )
-from worldkit.store.schema import log_events
+from worldkit.store.runs import get_run
+from worldkit.store.schema import event_key, events_table, log_events
 
 SEAT = "EMP-QC-001"
 RUN = "run-1"
@@ -66,9 +67,20 @@ OVERWRITE_EVENT_3 = {
         "FROM log_events WHERE seq = 3",
         f"INSERT OR REPLACE INTO log_events ({COLUMNS}) SELECT run_id, seq, version, time, seat, session, "
         "tool, '{}', outcome, result_digest, detail, state_change, prev_hash, hash FROM log_events WHERE seq = 3",
-        f"INSERT INTO log_events ({COLUMNS}) SELECT run_id, seq, version, time, seat, session, tool, "
+        # The same with the event's integer key (schema 5), as someone who read the layout would.
+        f"REPLACE INTO log_events (id, {COLUMNS}) SELECT id, run_id, seq, version, time, seat, session, tool, "
+        "'{\"path\":\"forged.txt\"}', outcome, result_digest, detail, state_change, prev_hash, hash "
+        "FROM log_events WHERE seq = 3",
+        f"INSERT OR REPLACE INTO log_events (id, {COLUMNS}) SELECT id, run_id, seq, version, time, seat, "
+        "session, tool, '{}', outcome, result_digest, detail, state_change, prev_hash, hash FROM log_events "
+        "WHERE seq = 3",
+        f"INSERT INTO log_events (id, {COLUMNS}) SELECT id, run_id, seq, version, time, seat, session, tool, "
         "arguments, outcome, result_digest, detail, state_change, prev_hash, hash FROM log_events WHERE seq = 3 "
-        "ON CONFLICT (run_id, seq) DO UPDATE SET arguments = '{}'",
+        "ON CONFLICT (id) DO UPDATE SET arguments = '{}'",
+        # A new key (another run's range) carrying event 3's run and seq: a second copy of it.
+        f"INSERT INTO log_events (id, {COLUMNS}) SELECT id + 4294967296, run_id, seq, version, time, seat, "
+        "session, tool, '{}', outcome, result_digest, detail, state_change, prev_hash, hash FROM log_events "
+        "WHERE seq = 3",
     ],
     "postgresql": [
         f"INSERT INTO log_events ({COLUMNS}) SELECT run_id, seq, version, time, seat, session, tool, "
@@ -86,6 +98,12 @@ OVERWRITE_RUN = {
         "head_seq, head_hash FROM log_runs",
         f"INSERT INTO log_runs ({RUN_COLUMNS}) SELECT run_id, seat, created_at, session, exclusive, head_seq, "
         "head_hash FROM log_runs WHERE true ON CONFLICT (run_id) DO UPDATE SET head_seq = 2",
+        # A new run id with the run's key (schema 5): REPLACE would delete the run's row on the
+        # unique conflict, orphaning its events' keys.
+        f"REPLACE INTO log_runs ({RUN_COLUMNS}, run_key) SELECT 'run-2', seat, created_at, session, exclusive, "
+        "head_seq, head_hash, run_key FROM log_runs",
+        f"INSERT INTO log_runs ({RUN_COLUMNS}, run_key) SELECT 'run-2', seat, created_at, session, exclusive, "
+        "0, head_hash, run_key FROM log_runs WHERE true ON CONFLICT (run_key) DO UPDATE SET head_seq = 2",
     ],
     "postgresql": [
         f"INSERT INTO log_runs ({RUN_COLUMNS}) SELECT run_id, seat, created_at, session, exclusive, head_seq, "
@@ -100,7 +118,9 @@ def test_replace_and_upsert_of_an_event_are_refused(logged: Store) -> None:
     before = _rows(logged)
     statements = OVERWRITE_EVENT_3[logged.backend]
     for sql in statements:
-        with pytest.raises(sa.exc.DBAPIError, match="append-only"):
+        # Without the key (or with a key that is not its run's and seq's), SQLite's guard refuses
+        # the row for its key (not next to its predecessor's) before it could overwrite anything.
+        with pytest.raises(sa.exc.DBAPIError, match="append-only|extend its run's chain"):
             _raw(logged, sql)
     assert _rows(logged) == before and verify_chain(logged, RUN).ok
 
@@ -283,8 +303,11 @@ def test_events_of_a_second_session_in_a_claimed_run_are_caught(logged: Store) -
     last = _rows(logged)[-1]
     row = {**last, "seq": 7, "session": "f" * 32, "prev_hash": last["hash"], "arguments": "{}"}
     row["hash"] = row_hash(row)
+    table = events_table(logged.engine.dialect)
+    if "id" in table.c:  # SQLite: the key a writer must give
+        row["id"] = event_key(get_run(logged, RUN).run_key, 7)
     with logged.engine.begin() as conn:
-        conn.execute(sa.insert(log_events).values(**row))
+        conn.execute(sa.insert(table).values(**row))
     report = verify_chain(logged, RUN, key=None)
     assert report.problem is not None and report.problem.kind == "session_mismatch"
     assert "a second writer interleaved its events" in report.message

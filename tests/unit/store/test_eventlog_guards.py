@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import sqlalchemy as sa
 
+from worldkit.errors import StoreError
 from worldkit.store import EventLog, Store, genesis_hash, verify_chain
 
 SEAT = "EMP-QC-001"
@@ -61,10 +62,13 @@ def test_run_heads_only_move_forward_onto_stored_events(logged: Store, sql: str)
 
 
 def _insert(store: Store, seq: int, prev_hash: str) -> None:
+    # On SQLite with the key a writer must give (`event_key`: the run's key and the seq).
+    key = ("id, ", "(SELECT run_key FROM log_runs WHERE run_id = 'run-1') * 4294967296 + :seq, ")
+    id_column, id_value = key if store.backend == "sqlite" else ("", "")
     _raw(
         store,
-        "INSERT INTO log_events (run_id, seq, version, time, seat, tool, arguments, outcome,"
-        " prev_hash, hash) VALUES ('run-1', :seq, 1, '2026-03-02T09:00:00.000000Z', :seat,"
+        f"INSERT INTO log_events ({id_column}run_id, seq, version, time, seat, tool, arguments, outcome,"
+        f" prev_hash, hash) VALUES ({id_value}'run-1', :seq, 1, '2026-03-02T09:00:00.000000Z', :seat,"
         " 't', '{}', 'ok', :prev, :hash)",
         seq=seq,
         seat=SEAT,
@@ -87,3 +91,13 @@ def test_an_insert_that_does_not_link_to_its_predecessor_is_rejected(logged: Sto
 def test_an_insert_over_an_existing_event_is_rejected(logged: Store) -> None:
     with pytest.raises(sa.exc.IntegrityError):
         _insert(logged, 1, genesis_hash("run-1"))
+
+
+def test_a_run_whose_key_was_removed_behind_the_guards_is_refused_by_name(logged: Store) -> None:
+    if logged.backend != "sqlite":
+        pytest.skip("only SQLite keys events by run_key")
+    with logged.engine.begin() as conn:
+        conn.exec_driver_sql("DROP TRIGGER log_runs_head")
+        conn.exec_driver_sql("UPDATE log_runs SET run_key = NULL")
+    with pytest.raises(StoreError, match="run run-1 .* has no run_key.* edited past its guards"):
+        EventLog(logged, "run-1", SEAT)

@@ -59,7 +59,7 @@ def test_open_without_create_refuses_a_missing_file(tmp_path: Path) -> None:
 def test_in_memory_store_has_the_tables() -> None:
     with Store.open("sqlite://") as store:
         names = set(sa.inspect(store.engine).get_table_names())
-    assert {"store_meta", "revisions", "log_runs", "log_events"} <= names
+    assert {"store_meta", "revisions", "log_runs", "log_events", "run_records"} <= names
 
 
 def test_sqlite_file_runs_in_wal_mode_with_a_busy_timeout(tmp_path: Path) -> None:

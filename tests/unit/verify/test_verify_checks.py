@@ -11,11 +11,11 @@ import pytest
 
 from tests.builders import WorldSpec
 from tests.unit.verify.conftest import DATE, Frozen, freeze_copy
+from worldkit.check_result import CheckResult
 from worldkit.materialize.manifest import Manifest
 from worldkit.verify.build import Built, build_projection
 from worldkit.verify.checks import REGISTRY, check_ids, run_one
 from worldkit.verify.inject import edit_changeset, rewrite_frozen
-from worldkit.verify.result import CheckResult
 from worldkit.verify.runner import open_context, verify_world
 from worldkit.verify.scratch import ScratchCopy
 from worldkit.world import load_world

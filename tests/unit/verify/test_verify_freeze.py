@@ -11,9 +11,10 @@ import pytest
 from tests.builders import WorldSpec
 from tests.unit.verify.conftest import DATE, freeze_copy
 from worldkit.errors import InvalidWorld, UsageError
+from worldkit.frozen.index import default_manifest_dir, read_index
 from worldkit.materialize import materialize
 from worldkit.materialize.manifest import manifest_bytes, read_manifest
-from worldkit.verify import default_manifest_dir, freeze_world, read_index
+from worldkit.verify import freeze_world
 from worldkit.world import load_world
 
 

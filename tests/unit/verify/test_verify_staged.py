@@ -14,10 +14,10 @@ import pytest
 
 from tests.unit.verify.conftest import DATE, Frozen
 from worldkit.errors import CheckFailed
+from worldkit.frozen.staged import check_staged, require_staged, verify_frozen
+from worldkit.frozen.workspace import verify_workspace
 from worldkit.materialize import materialize
-from worldkit.verify import verify_workspace
 from worldkit.verify.inject import rehash_package
-from worldkit.verify.staged import check_staged, require_staged, verify_frozen
 
 
 @pytest.fixture(scope="module")

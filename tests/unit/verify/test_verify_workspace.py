@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from tests.builders import WorldSpec
 from tests.unit.verify.conftest import Frozen
+from worldkit.frozen.workspace import verify_workspace
 from worldkit.materialize import materialize
-from worldkit.verify import verify_workspace
 from worldkit.verify.tasks import bound_world
 
 

@@ -65,10 +65,15 @@ def extract_text(path: str, data: bytes) -> str | None:
     found = format_of(path)
     if found is None:
         return None
-    try:
-        return found.extract(data)
-    except Exception as error:  # noqa: BLE001 - any parser failure: the file is unreadable as that format
-        return f"[unreadable {found.name} file: {type(error).__name__}]"
+    from worldkit.render.office.cache import extracted
+
+    def read() -> str:
+        try:
+            return found.extract(data)
+        except Exception as error:  # noqa: BLE001 - any parser failure: the file is unreadable as that format
+            return f"[unreadable {found.name} file: {type(error).__name__}]"
+
+    return extracted(path[path.rfind(".") :].lower(), data, read)
 
 
 __all__ = ["FORMATS", "Format", "Meta", "extract_text", "format_of", "render_office"]

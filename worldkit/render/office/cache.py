@@ -11,6 +11,12 @@ else is ignored and rendered again. Nothing in the cache is needed for correctne
 
 The reproducibility checks must render anew: `WORLDKIT_RENDER_CACHE=off` in the environment
 (set for verify's fresh-process rebuilds) or a `fresh()` block (seat repeats) bypass the cache.
+
+Reading a file back (`extract_text`: python-docx, openpyxl and pypdf parsing the bytes) costs as
+much again; its text is a function of the bytes, so `extracted` keeps it the same way, under
+`<cache>/office-text/`, keyed by the SHA-256 of the bytes, the format and the same code digest,
+and in this process too (bounded), since staging the task overlays of one world reads the same
+evidence files many times.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib import metadata
@@ -32,6 +39,11 @@ _MAGIC = b"worldkit-office-1 "
 _LIBRARIES = ("python-docx", "openpyxl", "fpdf2", "pypdf", "lxml")
 _FRESH: list[bool] = [False]
 _CODE: dict[str, str] = {}
+_TEXTS: OrderedDict[str, str] = OrderedDict()
+"""Extracted texts of this process, by `text_key`, least recently used first."""
+TEXT_BUDGET = 32 * 1024 * 1024
+"""Characters of extracted text kept in this process at most."""
+_TEXT_SIZE: list[int] = [0]
 
 
 @contextmanager
@@ -44,13 +56,13 @@ def fresh() -> Iterator[None]:
         _FRESH.pop()
 
 
-def _folder() -> Path | None:
+def _folder(name: str = "office") -> Path | None:
     if _FRESH[-1] or os.environ.get(ENV, "").strip().lower() in {"off", "0", "no", "false"}:
         return None
     from worldkit.world.cache import cache_root
 
     root = cache_root()
-    return None if root is None else root / "office"
+    return None if root is None else root / name
 
 
 def _code() -> str:
@@ -91,6 +103,45 @@ def cached(extension: str, text: str, meta: Meta, render: Callable[[], bytes]) -
     data = render()
     _write(path, data)
     return data
+
+
+def text_key(extension: str, data: bytes) -> str:
+    digest = hashlib.sha256()
+    for part in (b"extract", _code().encode(), extension.encode("utf-8"), hashlib.sha256(data).digest()):
+        digest.update(len(part).to_bytes(8, "big") + part)
+    return digest.hexdigest()
+
+
+def extracted(extension: str, data: bytes, extract: Callable[[], str]) -> str:
+    """`extract()` (the text read from office bytes `data`), or the text an earlier read of the same bytes gave."""
+    name = text_key(extension, data)
+    found = _TEXTS.get(name)
+    if found is not None:
+        _TEXTS.move_to_end(name)
+        return found
+    folder = _folder("office-text")
+    path = folder / name[:2] / name if folder is not None else None
+    raw = _read(path) if path is not None else None
+    try:
+        text = raw.decode("utf-8") if raw is not None else None
+    except UnicodeDecodeError:
+        text = None
+    if text is None:
+        text = extract()
+        if path is not None:
+            _write(path, text.encode("utf-8"))
+    _remember(name, text)
+    return text
+
+
+def _remember(name: str, text: str) -> None:
+    if len(text) > TEXT_BUDGET // 8:
+        return
+    _TEXTS[name] = text
+    _TEXT_SIZE[0] += len(text)
+    while _TEXT_SIZE[0] > TEXT_BUDGET:
+        _, old = _TEXTS.popitem(last=False)
+        _TEXT_SIZE[0] -= len(old)
 
 
 def _read(path: Path) -> bytes | None:

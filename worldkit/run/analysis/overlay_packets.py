@@ -3,10 +3,12 @@
 Each execution record names its overlay (`inputs.overlay_path`) and the overlay's digest
 (`inputs.overlay_sha256`); the overlay is loaded and must still have that digest. The seat's
 file count comes from the staged projection of a `full` run of the same overlay, whose manifest
-must verify and carry the fingerprint the record froze. Refuses a changed overlay; leaves the
-retained share unknown when no full run of the overlay is on disk. An overlay's `curation` records
-give each packet's first submission (what the curators' Jaccard compares), whether it was revised,
-and the criteria the first submission could not support (checked by `overlay check`).
+must verify and carry the fingerprint the record froze; a record read from a store (no run
+folder) gives the count its run froze (`inputs.seat_files`). Refuses a changed overlay; leaves
+the retained share unknown when no full run of the overlay gives the count. An overlay's
+`curation` records give each packet's first submission (what the curators' Jaccard compares),
+whether it was revised, and the criteria the first submission could not support (checked by
+`overlay check`).
 """
 
 from __future__ import annotations
@@ -16,9 +18,9 @@ from pathlib import Path
 from worldkit.errors import WorldkitError
 from worldkit.materialize.manifest import read_manifest
 from worldkit.overlay import Overlay, load_overlay, overlay_digest
-from worldkit.overlay.apply import ALWAYS_KEPT
 from worldkit.run.analysis.packets import PacketRow
-from worldkit.run.record import ExecutionRecord, read_record
+from worldkit.run.folder import seat_file_count
+from worldkit.run.record import LoadedRecord
 from worldkit.run.results import InvalidResults
 
 __all__ = ["overlay_packets", "packet_rows"]
@@ -26,11 +28,17 @@ __all__ = ["overlay_packets", "packet_rows"]
 _PROJECTION = Path("package") / "candidate" / "projection"
 
 
-def _seat_files(found: list[tuple[Path, ExecutionRecord]]) -> int | None:
-    for path, record in found:
+def _seat_files(found: list[LoadedRecord]) -> int | None:
+    for loaded in found:
+        record = loaded.record
         if record.condition != "full":
             continue
-        folder = path.parent / _PROJECTION
+        if loaded.path is None:
+            frozen = record.inputs.get("seat_files")
+            if isinstance(frozen, int) and not isinstance(frozen, bool):
+                return frozen
+            continue
+        folder = loaded.path.parent / _PROJECTION
         if not (folder / "manifest.json").is_file():
             continue
         manifest = read_manifest(folder)
@@ -39,25 +47,24 @@ def _seat_files(found: list[tuple[Path, ExecutionRecord]]) -> int | None:
                 f"the staged projection's fingerprint {manifest.fingerprint[:12]}… is not the "
                 f"{str(record.digests.get('fingerprint'))[:12]}… the run recorded; the run folder "
                 "was changed after the run — re-run it", file=folder / "manifest.json")
-        return sum(entry.path not in ALWAYS_KEPT for entry in manifest.files)
+        return seat_file_count(folder)
     return None
 
 
-def overlay_packets(record_files: list[Path]) -> tuple[list[PacketRow], list[str],
-                                                      dict[str, str]]:
+def overlay_packets(records: list[LoadedRecord]) -> tuple[list[PacketRow], list[str],
+                                                         dict[str, str]]:
     """Packet rows of the overlays behind these records, notes on what could not be read, and
     each overlay's title by task id."""
-    by_overlay: dict[tuple[str, str], list[tuple[Path, ExecutionRecord]]] = {}
+    by_overlay: dict[tuple[str, str], list[LoadedRecord]] = {}
     notes: list[str] = []
-    for path in record_files:
-        record = read_record(path)
-        key = (str(record.inputs.get("overlay_path") or ""),
-               str(record.inputs.get("overlay_sha256") or ""))
-        by_overlay.setdefault(key, []).append((path, record))
+    for loaded in records:
+        inputs = loaded.record.inputs
+        key = (str(inputs.get("overlay_path") or ""), str(inputs.get("overlay_sha256") or ""))
+        by_overlay.setdefault(key, []).append(loaded)
     rows: list[PacketRow] = []
     titles: dict[str, str] = {}
     for (source, digest), found in sorted(by_overlay.items()):
-        task = found[0][1].task
+        task = found[0].record.task
         if not source or not digest:
             notes.append(f"task {task}: the records do not name the overlay file and digest, so "
                          "its packets are not reported")
@@ -72,7 +79,7 @@ def overlay_packets(record_files: list[Path]) -> tuple[list[PacketRow], list[str
             raise InvalidResults(
                 f"overlay {source} now has digest {actual[:12]}… but the runs used "
                 f"{digest[:12]}…; report on the overlay the runs used (restore it)",
-                file=found[0][0], field="inputs.overlay_sha256")
+                file=found[0].path or found[0].origin, field="inputs.overlay_sha256")
         titles[overlay.id] = overlay.title
         if not overlay.curated:
             continue

@@ -10,7 +10,7 @@ Layout of a campaign folder `DIR`:
     DIR/.workers/                each worker process's output
 
 Each run is executed by the same library function as `worldkit run` (`runner.run_task`; packets:
-`infoorg.overlays.run_packet`), in `.inflight/`, then renamed into `runs/` and marked done in the
+`run.infoorg_packet.run_packet`), in `.inflight/`, then renamed into `runs/` and marked done in the
 store — on condition that the worker still holds that attempt. On start, the coordinator holds
 `DIR/.lock`, returns the claims of dead local workers to the pool, keeps a run whose record
 reached `runs/` before its worker died, deletes what was in flight and any superseded attempt,
@@ -152,7 +152,7 @@ def execute_run(campaign: Campaign, run: PlannedRun, run_id: str) -> Path:
         "the campaign started; restore it, or start a new campaign (new --out) for the new version"
     )
     if task.kind == "packet":
-        from worldkit.infoorg.overlays import run_packet
+        from worldkit.run.infoorg_packet import run_packet
 
         if sha256_file(path / "overlay.json") != task.sha256:
             raise changed

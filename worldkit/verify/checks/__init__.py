@@ -11,9 +11,9 @@ import traceback
 from collections.abc import Iterable
 from typing import ClassVar, Protocol
 
+from worldkit.check_result import CheckResult, Item, result
 from worldkit.errors import ExitCode, WorldkitError
 from worldkit.verify.context import ComponentMissing, VerifyContext
-from worldkit.verify.result import CheckResult, Item, result
 
 
 class Check(Protocol):

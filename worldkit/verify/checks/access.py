@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import datetime as dt
 
+from worldkit.check_result import CheckResult, Item
 from worldkit.errors import WorldkitError
 from worldkit.verify.audit import EXPOSURES, Auditor, AuditReport, scan_dates
 from worldkit.verify.checks import BaseCheck, register
 from worldkit.verify.context import ComponentMissing, VerifyContext
-from worldkit.verify.result import CheckResult, Item
 
 
 @register

@@ -9,12 +9,12 @@ import sys
 from pathlib import Path
 
 from worldkit.canon import sha256_json
+from worldkit.check_result import CheckResult, Item
 from worldkit.errors import WorldkitError
+from worldkit.frozen.index import PROJECTIONS_DIR
 from worldkit.materialize.manifest import Entry, Manifest, TreeDiff
 from worldkit.verify.checks import REPEAT, BaseCheck, register
 from worldkit.verify.context import VerifyContext
-from worldkit.verify.frozen import PROJECTIONS_DIR
-from worldkit.verify.result import CheckResult, Item
 
 _NO_INDEX = "no readable frozen index (see manifest-integrity)"
 

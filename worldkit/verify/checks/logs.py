@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from worldkit.check_result import CheckResult, Item
 from worldkit.errors import WorldkitError
 from worldkit.verify.checks import BaseCheck, register
 from worldkit.verify.context import VerifyContext
-from worldkit.verify.result import CheckResult, Item
 
 
 @register

@@ -12,10 +12,10 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from worldkit.check_result import CheckResult, Item
 from worldkit.overlay.grading import evaluate_check, replay_actions, seed_workspace
 from worldkit.verify.checks import BaseCheck, register
 from worldkit.verify.context import VerifyContext
-from worldkit.verify.result import CheckResult, Item
 
 
 @register

@@ -6,15 +6,15 @@ import json
 from collections import defaultdict
 
 from worldkit.canon import sha256_bytes
+from worldkit.check_result import CheckResult, Item
 from worldkit.errors import WorldkitError
+from worldkit.frozen.staged import verify_frozen
+from worldkit.frozen.workspace import verify_workspace
 from worldkit.materialize.manifest import MANIFEST_NAME, Manifest, diff_tree, manifest_bytes, scan_tree
 from worldkit.materialize.scan import read_regular, scan
 from worldkit.verify.checks import BaseCheck, register
 from worldkit.verify.context import VerifyContext
-from worldkit.verify.result import CheckResult, Item
 from worldkit.verify.tasks import StagedTask
-from worldkit.verify.staged import verify_frozen
-from worldkit.verify.workspace import verify_workspace
 
 
 def _task_item(kind: str, task: StagedTask, **fields: str | None) -> Item:

@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from worldkit.check_result import CheckResult, Item
 from worldkit.errors import WorldkitError
 from worldkit.materialize.manifest import Manifest
 from worldkit.verify.checks import BaseCheck, register
 from worldkit.verify.context import ComponentMissing, VerifyContext
-from worldkit.verify.result import CheckResult, Item
 
 _PAGE = 500
 

@@ -8,11 +8,11 @@ import re
 from collections import defaultdict
 
 from worldkit.access import Policy
+from worldkit.check_result import CheckResult, Item
 from worldkit.verify.build import Built
 from worldkit.verify.checks import BaseCheck, register
 from worldkit.verify.context import VerifyContext
 from worldkit.verify.paths import SEAT_SPECIFIC, document_path, message_path, record_path
-from worldkit.verify.result import CheckResult, Item
 from worldkit.world.models import Record
 from worldkit.world.state import WorldState
 

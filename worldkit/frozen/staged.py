@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from worldkit.canon import sha256_json
+from worldkit.check_result import CheckResult, Item, result
 from worldkit.errors import CheckFailed, WorldkitError
+from worldkit.frozen.workspace import PACKAGE_NAME, verify_workspace
 from worldkit.materialize.manifest import MANIFEST_NAME, Entry, Manifest, read_manifest
 from worldkit.materialize.scan import read_regular
-from worldkit.verify.result import CheckResult, Item, result
-from worldkit.verify.workspace import PACKAGE_NAME, verify_workspace
 
 CHECK_ID = "frozen-workspace"
 PURPOSE = (
@@ -67,7 +67,7 @@ class _Frozen:
             self._scratch.cleanup()
 
     def index(self) -> Any:
-        from worldkit.verify.frozen import read_index
+        from worldkit.frozen.index import read_index
 
         if self.folder is None:
             return None
@@ -304,7 +304,7 @@ def _world_of(directory: Path) -> str | None:
 
 
 def _open_reference(directory: Path, manifests: Path | None, world: Any) -> _Frozen:
-    from worldkit.verify.frozen import default_manifest_dir
+    from worldkit.frozen.index import default_manifest_dir
     from worldkit.world.load import WorldPackage, load_world
 
     package = None
@@ -389,19 +389,10 @@ def verify_frozen(
     return outcome
 
 
-def check_staged(
-    directory: str | Path,
-    *,
-    manifests: Path | None = None,
-    world: Any = None,
-    trust_staged: bool = False,
-    derived: dict[str, Any] | None = None,
-    overlay: Any = None,
-) -> list[CheckResult]:
-    """Both checks of a staged folder: against its own manifest, and against what was frozen."""
-    return [verify_workspace(directory),
-            verify_frozen(directory, manifests=manifests, world=world, trust_staged=trust_staged, derived=derived,
-                          overlay=overlay)]
+def check_staged(directory: str | Path, **options: Any) -> list[CheckResult]:
+    """Both checks of a staged folder: against its own manifest, and against what was frozen
+    (`options`: those of `verify_frozen`)."""
+    return [verify_workspace(directory), verify_frozen(directory, **options)]
 
 
 def require_staged(directory: str | Path, what: str, **options: Any) -> CheckResult:

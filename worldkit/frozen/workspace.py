@@ -10,7 +10,7 @@ The folder is scanned entry by entry with `lstat` (`worldkit.materialize.scan`):
 file or a directory), a FIFO, a socket or a device is reported and never opened or followed, and
 so are setuid/setgid/sticky or execute bits, unreadable entries and empty directories (only a
 candidate's `workspace/` may be empty). Nothing here can block. This check proves the folder
-agrees with its own manifest; `worldkit.verify.staged` proves the manifest is a frozen one.
+agrees with its own manifest; `worldkit.frozen.staged` proves the manifest is a frozen one.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from worldkit.canon import sha256_json
+from worldkit.check_result import CheckResult, Item, result
 from worldkit.errors import WorldkitError
 from worldkit.materialize.manifest import MANIFEST_NAME, Manifest, manifest_bytes, read_manifest
 from worldkit.materialize.scan import entry_kind, read_regular, scan
-from worldkit.verify.result import CheckResult, Item, result
 
 CHECK_ID = "staged-workspace"
 PACKAGE_NAME = "package.json"

@@ -22,7 +22,10 @@ def test_pharmaco_demo_stats_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert info["people"] >= 60
     assert sorted(info["files_per_seat"]) == ["EMP-MSAT-002", "EMP-MSAT-003", "EMP-QA-001", "EMP-QC-001", "EMP-RA-001", "EMP-SQ-002"]
     for seat in ("EMP-MSAT-002", "EMP-MSAT-003", "EMP-QC-001"):
-        assert info["files_per_seat"][seat] >= 775
+        assert info["files_per_seat"][seat] == 775
+    for seat, near in info["near_duplicates_per_seat"].items():  # the near-duplicate measure, per seat
+        assert near["files"] == info["files_per_seat"][seat] and 0 <= near["in_groups"] <= near["files"]
+        assert near["share"] <= 0.08
     assert info["records"] > 0 and info["messages"] > 0
     assert info["overlays"] >= 0 and info["criteria"] >= info["overlays"]
     for seat, formats in info["formats_per_seat"].items():  # the office mix, per seat

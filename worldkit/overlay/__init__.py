@@ -38,6 +38,7 @@ from worldkit.overlay.load import (
 )
 from worldkit.overlay.models import (
     Criterion,
+    Curation,
     Deliverable,
     EvidenceItem,
     OracleAction,
@@ -65,6 +66,7 @@ __all__ = [
     "CheckReport",
     "CheckResult",
     "Criterion",
+    "Curation",
     "Deliverable",
     "EvidenceItem",
     "FreezeResult",

@@ -214,9 +214,12 @@ def overlay_digest(overlay: Overlay, references: dict[str, bytes] | None = None)
     """SHA-256 of the overlay's canonical content (independent of YAML layout, key order and
     comments) and of its reference files' bytes."""
     refs = reference_bytes(overlay) if references is None else references
+    content = overlay.model_dump(mode="json")
+    if not content.get("curation"):  # added after overlays were frozen: an overlay without it keeps its digest
+        content.pop("curation", None)
     return sha256_json(
         {
-            "overlay": overlay.model_dump(mode="json"),
+            "overlay": content,
             "reference_files": {name: sha256_bytes(data) for name, data in sorted(refs.items())},
         }
     )

@@ -272,6 +272,20 @@ class PacketItem(_Frozen):
     """If given, the file's bytes in the projection must have this digest."""
 
 
+class Curation(_Frozen):
+    """How one curated packet came about: as its curator first submitted it, and whether the
+    completeness review sent it back (the packet under `curated` is then the revised one)."""
+
+    revised: bool = False
+    """The completeness review returned the packet to its curator, who revised it."""
+    first_submitted: list[str] | None = None
+    """Projection paths of the packet as first submitted; required when `revised`, omitted (the same
+    as the packet) when not."""
+    missing_criteria: list[str] = Field(default_factory=list)
+    """Criteria the first submission held no complete evidence set for, as the review found;
+    `overlay check` recomputes them from the evidence map (`curation-misstated`)."""
+
+
 class SeedFile(_Frozen):
     """A file placed in the writable workspace before the run (candidate-visible)."""
 
@@ -393,6 +407,9 @@ class Overlay(_Frozen):
     curated: dict[PacketName, list[PacketItem | str]] = Field(default_factory=dict)
     """Curated packets: name → projection paths selected by a curator (selection only: no
     additions, renames or edits). `tools.json` and `seat.json` are always kept."""
+    curation: dict[PacketName, Curation] = Field(default_factory=dict)
+    """Curated packet name → how it came about (first submission, revision for completeness);
+    WorkWorlds Table 1 reports these."""
     reviewed_overlaps: list[ReviewedOverlap] = Field(default_factory=list)
     """Verifier items reviewed and allowed to also appear on the candidate side."""
     reference: ReferenceSolution = Field(default_factory=ReferenceSolution)
@@ -456,7 +473,25 @@ class Overlay(_Frozen):
             unknown = sorted(set(variant.fails + variant.passes) - set(routes))
             if unknown:
                 raise ValueError(f"counterfactual {variant.id} names unknown criteria {', '.join(unknown)}")
+        self._check_curation(set(routes))
         return self
+
+    def _check_curation(self, criteria: set[str]) -> None:
+        for name, record in sorted(self.curation.items()):
+            if name not in self.curated:
+                raise ValueError(f"curation names packet {name!r}, which is not under curated; "
+                                 f"use one of {', '.join(sorted(self.curated)) or '(none)'}")
+            final = {item if isinstance(item, str) else item.path for item in self.curated[name]}
+            first = None if record.first_submitted is None else set(record.first_submitted)
+            if record.revised and (first is None or first == final):
+                raise ValueError(f"curation.{name}: a revised packet lists first_submitted, and it differs "
+                                 "from the packet under curated (which is the revision)")
+            if not record.revised and first is not None and first != final:
+                raise ValueError(f"curation.{name}: first_submitted differs from the packet but revised is "
+                                 "false; set revised: true, or drop first_submitted")
+            unknown = sorted(set(record.missing_criteria) - criteria)
+            if unknown:
+                raise ValueError(f"curation.{name}.missing_criteria names unknown criteria {', '.join(unknown)}")
 
     @property
     def source(self) -> Any:
@@ -468,6 +503,13 @@ class Overlay(_Frozen):
             if criterion.id == criterion_id:
                 return criterion
         raise KeyError(criterion_id)
+
+    def first_submission(self, name: str) -> list[str]:
+        """The paths of a packet as its curator first submitted it (the packet itself when not revised)."""
+        record = self.curation.get(name)
+        if record is not None and record.first_submitted is not None:
+            return list(record.first_submitted)
+        return [item.path for item in self.packet(name)]
 
     def packet(self, name: str) -> list[PacketItem]:
         """A curated packet's items, with bare paths normalized to `PacketItem`s."""

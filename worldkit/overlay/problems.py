@@ -17,6 +17,7 @@ checked; all problems are reported, not just the first. Errors fail the check; w
     curated-bytes-differ          error     a curated file's pinned sha256 differs from the projection
     curated-duplicate             warning   a curated packet lists a path twice
     packet-incomplete             warning   a packet holds no complete evidence set for a criterion
+    curation-misstated            error     a packet's recorded first submission lacks other criteria than it says
     deliverable-outside-workspace error     the deliverable path is absolute or leaves the workspace
     deliverable-not-writable      error     no permitted change lets the seat produce the deliverable
     check-path-not-writable       error     a check reads a workspace path the seat cannot write
@@ -280,6 +281,30 @@ def _curated(model: Overlay, view: ProjectionView) -> list[Problem]:
                     f"packet {name!r} holds no complete evidence set for criterion {criterion.id}",
                     "return the packet to its curator, or record that the criterion is unsupported under it",
                 ))  # fmt: skip
+        if name in model.curation:
+            problems.extend(_first_submission(model, view, name))
+    return problems
+
+
+def _first_submission(model: Overlay, view: ProjectionView, name: str) -> list[Problem]:
+    """The recorded first submission: its paths exist, and its missing criteria are the ones it lacks."""
+    record = model.curation[name]
+    first = model.first_submission(name)
+    problems = [
+        Problem("curated-missing", "error", f"curation.{name}.first_submitted[{index}]", f"{path} is not in the projection",
+                f"a packet only selects existing projection files; {projection_hint(path, view.entries)}")
+        for index, path in enumerate(first) if path not in view.entries
+    ]  # fmt: skip
+    paths = set(first)
+    missing = [c.id for c in model.rubric
+               if model.evidence.get(c.id) and not any(_covered(members, view, paths) for members in model.evidence[c.id])]
+    if sorted(missing) != sorted(record.missing_criteria):
+        problems.append(Problem(
+            "curation-misstated", "error", f"curation.{name}.missing_criteria",
+            f"the first submission of packet {name!r} lacks a complete evidence set for "
+            f"{', '.join(missing) or 'no criterion'}, but the record says {', '.join(sorted(record.missing_criteria)) or 'none'}",
+            f"set missing_criteria to [{', '.join(missing)}] (what the completeness review found)",
+        ))  # fmt: skip
     return problems
 
 

@@ -1,4 +1,5 @@
-"""Size figures of a world at a date: people, seats, files per seat, records, messages, overlays.
+"""Size figures of a world at a date: people, seats, files per seat, records, messages, overlays,
+and per seat the file formats and the near-duplicate share (files whose masked texts coincide).
 
 Library only (`worldkit world stats` prints it). Files per seat are counted from the seat's
 projection plan (the documents on its drives at the date, i.e. the `files/` entries a
@@ -15,6 +16,7 @@ from typing import Any
 
 from worldkit.access import Policy
 from worldkit.errors import WorldkitError
+from worldkit.materialize.neardup import seat_near_duplicates
 from worldkit.materialize.project import plan_projection
 from worldkit.timeline import as_of
 from worldkit.world.load import WorldPackage
@@ -39,6 +41,9 @@ class WorldStats:
     overlay_errors: dict[str, str] = field(default_factory=dict)
     formats_per_seat: dict[str, dict[str, int]] = field(default_factory=dict)
     """seat → file format (`DOCX`, `PDF`, `XLSX`, `EML`, `MD`, `CSV`, …: the extension) → files."""
+    near_duplicates_per_seat: dict[str, dict[str, object]] = field(default_factory=dict)
+    """seat → the near-duplicate measure of its files (`worldkit.materialize.neardup`): files, in_groups,
+    groups, share, largest, largest_example."""
 
     def as_json(self) -> dict[str, Any]:
         """One JSON object; `people`, `files_per_seat`, `records`, `messages`, `overlays` and
@@ -51,6 +56,7 @@ class WorldStats:
             "seats": self.seats,
             "files_per_seat": dict(sorted(self.files_per_seat.items())),
             "formats_per_seat": {k: dict(sorted(v.items())) for k, v in sorted(self.formats_per_seat.items())},
+            "near_duplicates_per_seat": dict(sorted(self.near_duplicates_per_seat.items())),
             "records": self.records,
             "messages": self.messages,
             "overlays": self.overlays,
@@ -88,8 +94,10 @@ def world_stats(package: WorldPackage, date: dt.date, rev: str | None = None) ->
     state = package.revision(name)
     snapshot = as_of(state, date)
     policy = Policy(state)
-    plans = {seat: plan_projection(state, date, seat, policy).documents for seat in sorted(state.seats)}
+    projections = {seat: plan_projection(state, date, seat, policy) for seat in sorted(state.seats)}
+    plans = {seat: projection.documents for seat, projection in projections.items()}
     files = {seat: len(docs) for seat, docs in plans.items()}
+    near = {seat: seat_near_duplicates(projection).as_json() for seat, projection in projections.items()}
     formats = {seat: dict(Counter(_format(state.documents[d].path) for d in docs)) for seat, docs in plans.items()}
     overlays, criteria, errors = _overlay_counts(package.id)
     return WorldStats(
@@ -105,6 +113,7 @@ def world_stats(package: WorldPackage, date: dt.date, rev: str | None = None) ->
         criteria=criteria,
         overlay_errors=errors,
         formats_per_seat=formats,
+        near_duplicates_per_seat=near,
     )
 
 

@@ -331,6 +331,10 @@ class Renderer:
             ) from None
         return (office if office is not None else text.encode("utf-8")), day
 
+    def document_text(self, doc: Document) -> str:
+        """The text the document's template renders (before any office format is written)."""
+        return self._document_text_dated(doc)[0]
+
     def _document_text_dated(self, doc: Document) -> tuple[str, dt.date]:
         if doc.text is not None:
             return doc.text, doc.visible_from

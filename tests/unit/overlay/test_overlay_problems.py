@@ -137,3 +137,34 @@ def test_todo_inside_a_word_or_in_lower_case_is_not_a_placeholder(mutated) -> No
         raw["truth"]["facts"].append("The todo list and TODOS.md are not markers; nor is MASTODON.")
 
     assert not [p for p in check_overlay(mutated(words)).problems if p.code == "placeholder-left"]
+
+
+def test_a_revised_packet_states_what_its_first_submission_lacked(mutated) -> None:
+    def change(raw: dict, missing: list[str]) -> None:
+        final = raw["curated"]["curator-1"]
+        raw["curation"] = {"curator-1": {"revised": True, "first_submitted": [p for p in final if p != "records/qms/CC-1.json"],
+                                         "missing_criteria": missing}}
+
+    report = check_overlay(mutated(lambda raw: change(raw, ["C2"])))
+    wrong = [p for p in report.errors if p.code == "curation-misstated"]
+    assert [p.locator for p in wrong] == ["curation.curator-1.missing_criteria"]
+    found = wrong[0].fix.split("[", 1)[1].split("]", 1)[0].split(", ")
+    assert "C1" in found  # C1's only evidence is CC-1
+    right = check_overlay(mutated(lambda raw: change(raw, found)))
+    assert "curation-misstated" not in {p.code for p in right.problems}
+
+
+@pytest.mark.parametrize(("curation", "message"), [
+    ({"curator-9": {"revised": False}}, "not under curated"),
+    ({"curator-1": {"revised": True}}, "a revised packet lists first_submitted"),
+    ({"curator-1": {"first_submitted": ["mail/M1.json"]}}, "set revised: true"),
+    ({"curator-1": {"revised": True, "first_submitted": ["mail/M1.json"], "missing_criteria": ["C99"]}}, "unknown criteria C99"),
+])
+def test_curation_records_are_validated(curation: dict, message: str) -> None:
+    from tests.fixtures.overlays.paths import good_raw
+    from worldkit.overlay.load import parse_overlay
+
+    raw = good_raw()
+    raw["curation"] = curation
+    with pytest.raises(InvalidOverlay, match=message):
+        parse_overlay(raw)

@@ -5,7 +5,10 @@ Each execution record names its overlay (`inputs.overlay_path`) and the overlay'
 file count comes from the staged projection of a `full` run of the same overlay, whose manifest
 must verify and carry the fingerprint the record froze; a record read from a store (no run
 folder) gives the count its run froze (`inputs.seat_files`). Refuses a changed overlay; leaves
-the retained share unknown when no full run of the overlay gives the count.
+the retained share unknown when no full run of the overlay gives the count. An overlay's
+`curation` records give each packet's first submission (what the curators' Jaccard compares),
+whether it was revised, and the criteria the first submission could not support (checked by
+`overlay check`).
 """
 
 from __future__ import annotations
@@ -14,13 +17,13 @@ from pathlib import Path
 
 from worldkit.errors import WorldkitError
 from worldkit.materialize.manifest import read_manifest
-from worldkit.overlay import load_overlay, overlay_digest
+from worldkit.overlay import Overlay, load_overlay, overlay_digest
 from worldkit.run.analysis.packets import PacketRow
 from worldkit.run.folder import seat_file_count
 from worldkit.run.record import LoadedRecord
 from worldkit.run.results import InvalidResults
 
-__all__ = ["overlay_packets"]
+__all__ = ["overlay_packets", "packet_rows"]
 
 _PROJECTION = Path("package") / "candidate" / "projection"
 
@@ -84,8 +87,20 @@ def overlay_packets(records: list[LoadedRecord]) -> tuple[list[PacketRow], list[
         if seat_files is None:
             notes.append(f"task {task}: no staged full-projection run, so the share of the "
                          "seat's files is not reported")
-        for name in sorted(overlay.curated):
-            paths = sorted({item.path for item in overlay.packet(name)})
-            rows.append(PacketRow(task=overlay.id, packet=name, sources=paths,
-                                  criteria=len(overlay.rubric), seat_files=seat_files))
+        rows.extend(packet_rows(overlay, seat_files))
     return rows, notes, titles
+
+
+def packet_rows(overlay: Overlay, seat_files: int | None = None) -> list[PacketRow]:
+    """One Table 1 row per curated packet of `overlay` (`seat_files`: the seat's files, if known)."""
+    rows = []
+    for name in sorted(overlay.curated):
+        paths = sorted({item.path for item in overlay.packet(name)})
+        record = overlay.curation.get(name)
+        rows.append(PacketRow(
+            task=overlay.id, packet=name, sources=paths, criteria=len(overlay.rubric), seat_files=seat_files,
+            submitted=None if record is None else sorted(set(overlay.first_submission(name))),
+            revised=None if record is None else record.revised,
+            initially_missing=None if record is None else len(record.missing_criteria),
+        ))
+    return rows

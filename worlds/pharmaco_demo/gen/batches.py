@@ -150,5 +150,6 @@ def _summary(ctx: Any, core: Any, rng: Any, b: dict[str, Any]) -> None:
                   "filled": b["filled"], "rejects": b["rejects"], "yield": b["yield"], "components": b["components"],
                   "fw_mean": b["fw_mean"], "fw_sd": b["fw_sd"], "results": results, "em": em,
                   "interventions": interventions, "deviations": devs,
+                  "events": core.notes(ctx, "batch_vial" if vial else "batch_lyo", b["batch"], 1, 4),
                   "reviewer": ctx.name(rng.choice(["lchen", "lchen", "yadeyemi"])), "qp": ctx.name("aberg")},
             department="QA-OPS", visible_from=b["released"])

@@ -137,6 +137,7 @@ OFFICE_FORMATS = {
     "sop/sop_legacy.md.j2": ".pdf",
     "stability/protocol.md.j2": ".pdf",
     "stability/interim_report.md.j2": ".pdf",
+    "stability/annual_report.md.j2": ".pdf",
     "eng/requal_report.md.j2": ".pdf",
     "eng/cal_vendor.md.j2": ".pdf",
     "mfg/batch_summary_vial.md.j2": ".pdf",
@@ -363,6 +364,17 @@ class Context:
 
 def pick(rng: random.Random, seq: Any) -> Any:
     return seq[rng.randrange(len(seq))]
+
+
+def notes(ctx: Context, kind: str, ident: str, low: int = 1, high: int = 3) -> list[str]:
+    """`low`–`high` distinct notes of `kind` (gen/banks/variety.yaml) for the item `ident`, in bank order.
+
+    Drawn from the item's own `random.Random`, so adding notes never reshuffles anything else.
+    """
+    bank = ctx.bank("variety")[kind]
+    rng = ctx.rng(f"notes:{kind}:{ident}")
+    chosen = rng.sample(range(len(bank)), k=min(len(bank), rng.randint(low, high)))
+    return [bank[i] for i in sorted(chosen)]
 
 
 def clock(rng: random.Random, start: int = 8, end: int = 17) -> str:

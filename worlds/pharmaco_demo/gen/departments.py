@@ -23,6 +23,10 @@ LINE_ISSUES = [
     "No issues; smooth week.",
     "Line speed reduced to 130 vials/min for 3 h after stopper misfeeds; back to 150 after bowl cleaning.",
 ]
+HANDOVERS_FROM = dt.date(2025, 7, 18)
+"""Older weekly handovers were archived to the MES when the shift log moved there."""
+FILL_WEIGHTS_FROM = dt.date(2025, 1, 1)
+"""IPC weight exports of batches filled before this day are in the CPV archive, not on the drive."""
 RA_TOPICS = [
     ("NMA guideline on variations — summary of the revised classification", "The revised guideline moves several quality changes from Type IB to Type IA_IN. For our products the relevant changes are batch size changes within 10-fold and minor changes to in-process limits."),
     ("ICH Q1 (revised draft) — what changes for our stability programmes", "The consolidated draft replaces Q1A–Q1E. Main impacts: risk-based reduced designs, stability of combination products and modelling. No immediate change to our commitments."),
@@ -64,10 +68,13 @@ def _cpv(ctx: Any, core: Any, rng: Any) -> None:
         if b["product"] != "PRD-ZLV-VIAL" or not b["released"]:
             continue
         weights = [round(rng.gauss(b["fw_mean"], b["fw_sd"]), 4) for _ in range(8 * 12)]
-        text = "time,needle,weight_g\n" + "".join(
-            f"{8 + (i // 8) // 4:02d}:{((i // 8) % 4) * 15:02d},{i % 8 + 1},{w:.4f}\n" for i, w in enumerate(weights))
-        ctx.doc(id=f"DOC-FW-{b['batch']}", system="msat-drive", path=f"CPV/Zelvara vial/Fill weight data/{b['batch']} IPC fill weights.csv",
-                title=f"{b['batch']} IPC fill weights", text=text, department="MSAT-PV", visible_from=b["packed"])
+        remarks = core.notes(ctx, "fill_weight", b["batch"], 1, 3)
+        at = dict(zip(ctx.rng(f"fw-rows:{b['batch']}").sample(range(len(weights)), k=len(remarks)), remarks))
+        text = "time,needle,weight_g,comment\n" + "".join(
+            f"{8 + (i // 8) // 4:02d}:{((i // 8) % 4) * 15:02d},{i % 8 + 1},{w:.4f},{at.get(i, '')}\n" for i, w in enumerate(weights))
+        if b["fill"] >= FILL_WEIGHTS_FROM:
+            ctx.doc(id=f"DOC-FW-{b['batch']}", system="msat-drive", path=f"CPV/Zelvara vial/Fill weight data/{b['batch']} IPC fill weights.csv",
+                    title=f"{b['batch']} IPC fill weights", text=text, department="MSAT-PV", visible_from=b["packed"])
         mean, sd = statistics.fmean(weights), statistics.pstdev(weights)
         cpk = min(1.065 - mean, mean - 1.025) / (3 * sd)
         by_month.setdefault((b["fill"].year, b["fill"].month), []).append({"batch": b["batch"], "mean": mean, "sd": sd, "cpk": cpk})
@@ -79,7 +86,7 @@ def _cpv(ctx: Any, core: Any, rng: Any) -> None:
                 title=f"CPV monthly report Zelvara vial {year}-{month:02d}", template="msat/cpv_monthly.md.j2",
                 vars={"month": dt.date(year, month, 1).strftime("%B %Y"),
                       "rows": [[r["batch"], f"{r['mean']:.4f}", f"{r['sd']:.4f}", f"{r['cpk']:.2f}"] for r in rows],
-                      "author": ctx.name("tharlow"),
+                      "author": ctx.name("tharlow"), "notes": core.notes(ctx, "cpv", f"{year}-{month:02d}", 1, 3),
                       "signal": "No CPV signal." if all(r["cpk"] >= 1.33 for r in rows) else "Cpk below 1.33 on at least one batch: assessed per SOP-MSAT-002."},
                 department="MSAT-PV", visible_from=day)
 
@@ -90,11 +97,14 @@ def _handover(ctx: Any, core: Any, rng: Any) -> None:
         start = week - dt.timedelta(days=4)
         filled = [b["batch"] for b in batches if start <= b["fill"] <= week]
         issues = rng.sample(LINE_ISSUES, k=rng.randint(1, 3))
+        carried = rng.random() < 0.3, rng.choice(['lmartin', 'ajohnson'])
+        if week < HANDOVERS_FROM:
+            continue
         text = (f"FILL-FINISH WEEKLY HANDOVER — week ending {week.isoformat()}\n\n"
                 f"Batches filled on FL-1: {', '.join(filled) if filled else 'none (changeover/maintenance)'}\n"
-                f"FL-2: {'PFS campaign per plan' if rng.random() < 0.3 else 'no production; isolator in standby'}\n\n"
+                f"FL-2: {'PFS campaign per plan' if carried[0] else 'no production; isolator in standby'}\n\n"
                 "Notes:\n" + "".join(f"- {i}\n" for i in issues) +
-                f"\nHanded over by {ctx.name(rng.choice(['lmartin', 'ajohnson']))}.\n")
+                f"\nHanded over by {ctx.name(carried[1])}.\n")
         ctx.doc(id=f"DOC-HANDOVER-{week.isoformat()}", system="mfg-drive",
                 path=f"Shift handover/{week.year}/{week.isoformat()} fill-finish weekly handover.txt",
                 title=f"Fill-finish handover {week.isoformat()}", text=text, department="MFG-FILL", visible_from=week)
@@ -106,9 +116,10 @@ def _campaigns(ctx: Any, core: Any, rng: Any) -> None:
         issue = core.add_workdays(month, -3) if month > core.HISTORY_START else month
         nxt = core.add_months(month, 1)
         planned = [b for b in batches if month <= b["begin"] < nxt]
-        lines = ["batch,product,line,planned_week,status_at_issue"]
+        lines = ["batch,product,line,planned_week,status_at_issue,planning_note"]
         for b in planned:
-            lines.append(f"{b['batch']},{ctx.products[b['product']].attributes['brand']},FL-1,{b['begin'].isocalendar()[0]}-W{b['begin'].isocalendar()[1]:02d},planned")
+            note = "; ".join(core.notes(ctx, "campaign", b["batch"], 0, 1))
+            lines.append(f"{b['batch']},{ctx.products[b['product']].attributes['brand']},FL-1,{b['begin'].isocalendar()[0]}-W{b['begin'].isocalendar()[1]:02d},planned,{note}")
         ctx.doc(id=f"DOC-CAMPAIGN-{month.year}-{month.month:02d}", system="mfg-drive",
                 path=f"Planning/Campaign plan {month.year}-{month.month:02d}.csv", title=f"Campaign plan {month.strftime('%B %Y')}",
                 text="\n".join(lines) + "\n", department="MFG", visible_from=issue)
@@ -125,11 +136,14 @@ def _qc(ctx: Any, core: Any, rng: Any) -> None:
                       "suitability": rng.choice(["Replicate standard RSD ≤ 2.0 %.", "Reference sample within its control limits.", "Blank free of interfering peaks; resolution ≥ 2.0."])},
                 department="QC-CHEM", visible_from=day)
     for month in core.month_starts(core.HISTORY_START, core.WORLD_END):
+        text = "area,samples_received,samples_completed,median_turnaround_days,remarks\n" + "".join(
+                    f"{a},{rng.randint(40, 160)},{rng.randint(40, 160)},{rng.randint(3, 10)},{'; '.join(core.notes(ctx, 'workload', f'{month:%Y-%m}:{a}', 0, 2))}\n"
+                    for a in ("chemistry", "microbiology", "stability"))
+        if month.month % 3 != 1:  # QC management files the quarter's first month; the others stay in the LIMS dashboard
+            continue
         ctx.doc(id=f"DOC-QC-BACKLOG-{month.year}-{month.month:02d}", system="qc-drive",
                 path=f"Management/Workload/{month.year}-{month.month:02d} QC workload.csv", title=f"QC workload {month.strftime('%B %Y')}",
-                text="area,samples_received,samples_completed,median_turnaround_days\n" + "".join(
-                    f"{a},{rng.randint(40, 160)},{rng.randint(40, 160)},{rng.randint(3, 10)}\n" for a in ("chemistry", "microbiology", "stability")),
-                department="QC", classification="confidential", visible_from=core.add_workdays(month, 2))
+                text=text, department="QC", classification="confidential", visible_from=core.add_workdays(month, 2))
 
 
 def _qa(ctx: Any, core: Any, rng: Any) -> None:

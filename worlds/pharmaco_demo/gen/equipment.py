@@ -107,8 +107,8 @@ def build(ctx: Any, core: Any) -> None:
 
 LAB_TYPES = {"hplc", "balance", "ph", "kf", "lo", "chamber", "photo", "fridge", "freezer", "incubator", "pcount",
              "airsampler", "toc"}
-CERTIFICATES_FROM = dt.date(2024, 7, 1)
-"""Older certificates were archived off the drive; their results remain in the equipment records."""
+CERTIFICATES_FROM = dt.date(2025, 1, 13)
+"""Older certificates were archived off the drive when the engineering drive moved (13 Jan 2025); their results remain in the equipment records."""
 
 
 def area(eq_type: str) -> str:
@@ -143,7 +143,8 @@ def _certificate(ctx: Any, core: Any, rng: Any, cal: Any, eq: dict, kind: dict, 
              "remark": "" if rng.random() < 0.8 else core.pick(rng, [
                  "Fan filter cleaned during the visit.", "Door gasket shows wear; work order raised for replacement at next PM.",
                  "Firmware version unchanged.", "Probe cable re-routed away from the door hinge.",
-                 "Instrument was in use until the morning of the calibration; no open runs."])}
+                 "Instrument was in use until the morning of the calibration; no open runs."]),
+             "notes": core.notes(ctx, "calibration", cert, 1, 3)}
     if vendor:
         vars_["vendor"] = core.pick(rng, cal["vendors"])
         vars_["engineer"] = core.pick(rng, ["A. Whitcombe", "P. Lindahl", "S. Rahman", "G. Conti"])
@@ -179,7 +180,7 @@ def _requal_report(ctx: Any, core: Any, rng: Any, cal: Any, eq: dict, kind: dict
             vars={"report": report, "equipment": eq["id"], "label": kind["label"], "location": eq["location"],
                   "condition": eq.get("condition", ""), "protocol": f"PRQ-{eq['type'].upper()}-00{1 + (end.year % 3)}",
                   "start": begin.isoformat(), "end": end.isoformat(), "by": ctx.name("pvolkov"), "qa": ctx.name("mrossi"),
-                  "summary": summary, "tests": tests, "deviations": [],
+                  "summary": summary, "tests": tests, "deviations": [], "notes": core.notes(ctx, "requal", report, 1, 3),
                   "conclusion": f"{eq['id']} remains in a qualified state and is released for GMP use.",
                   "interval": kind["requal"]},
             department="ENG", visible_from=end)

@@ -16,7 +16,7 @@ SCHEDULE = {  # weekday (0 = Monday), every n weeks, first date
     "ehs": ("second-wed", 0, None),
     "tier2": (0, 1, dt.date(2025, 1, 6)),
     "msat_forum": (3, 2, dt.date(2025, 1, 9)),
-    "qc_lab": (2, 1, dt.date(2025, 1, 8)),
+    "qc_lab": (2, 1, dt.date(2025, 1, 29)),  # the weekly minutes are on the drive since the lab moved to the new template
     "sq_review": ("third-tue", 0, None),
     "ra_review": ("last-fri", 0, None),
     "slt": ("second-mon", 0, None),

@@ -90,6 +90,7 @@ def _em_report(ctx: Any, core: Any, rng: Any, start: dt.date, month: dt.date) ->
             title=f"EM monthly summary {start.strftime('%B %Y')}", template="site/em_summary.md.j2",
             vars={"month": start.strftime("%B %Y"), "rows": rows, "deviations": [[d["id"], d["title"]] for d in devs],
                   "author": ctx.name("pkaur"), "approver": ctx.name("azimmermann"),
+                  "notes": core.notes(ctx, "em", f"{start:%Y-%m}", 1, 3),
                   "comment": rng.choice(["No adverse trend.", "Alert-level recoveries in grade B are within the historical range.",
                                          "One grade B alert cluster in week 3 traced to a cleaning agent change; resolved.",
                                          "Gloves: one alert-level recovery; operator retrained."])},
@@ -100,11 +101,17 @@ def _utilities(ctx: Any, core: Any, rng: Any, start: dt.date, month: dt.date) ->
     if start < core.HISTORY_START:
         return
     weeks = core.weekdays(start, month - dt.timedelta(days=1), 0)
-    lines = ["week_starting,point,toc_ppb,conductivity_uS_cm,tamc_cfu_100ml,endotoxin_eu_ml"]
+    lines = ["week_starting,point,toc_ppb,conductivity_uS_cm,tamc_cfu_100ml,endotoxin_eu_ml,comment"]
+    remarks = core.notes(ctx, "wfi", f"{start:%Y-%m}", 1, 3)
+    at = ctx.rng(f"wfi-rows:{start:%Y-%m}").sample(range(len(weeks) * 3), k=len(remarks))
     for week in weeks:
         for point in ("WFI-RETURN", f"WFI-POU-{rng.randint(1, 14):02d}", f"WFI-POU-{rng.randint(1, 14):02d}"):
+            row = len(lines) - 1
+            comment = remarks[at.index(row)] if row in at else ""
             lines.append(f"{week.isoformat()},{point},{rng.randint(38, 140)},{rng.uniform(0.4, 0.9):.2f},"
-                         f"{rng.choice([0, 0, 0, 0, 1, 2])},<0.05")
+                         f"{rng.choice([0, 0, 0, 0, 1, 2])},<0.05,{comment}")
+    if start.month % 3:  # the drive keeps one month a quarter; the rest stay in the LIMS
+        return
     ctx.doc(id=f"DOC-WFI-{start.year}-{start.month:02d}", system="site-drive",
             path=f"Engineering/Utilities/WFI trend {start.year}-{start.month:02d}.csv",
             title=f"WFI trend {start.strftime('%B %Y')}", text="\n".join(lines) + "\n", department="ENG",
@@ -115,11 +122,15 @@ def _training(ctx: Any, core: Any, rng: Any, start: dt.date, month: dt.date) -> 
     if start < core.HISTORY_START or month.month % 3 != 1:
         return
     depts = ["RA", "MSAT", "QA", "SQ", "QC", "MFG", "ENG", "SC", "HR", "SITE-LEAD"]
-    lines = ["department,people,assigned_items,completed_on_time_pct,overdue_items"]
-    for d in depts:
+    lines = ["department,people,assigned_items,completed_on_time_pct,overdue_items,reason_for_overdue"]
+    label = f"{start.year}-Q{(start.month - 1) // 3 + 1}"
+    reasons = core.notes(ctx, "training", label, 2, 4)
+    noted = ctx.rng(f"training-rows:{label}").sample(range(len(depts)), k=len(reasons))
+    for k, d in enumerate(depts):
         people = len(ctx.members(d))
         assigned = people * rng.randint(3, 9)
-        lines.append(f"{ctx.dept_name(d)},{people},{assigned},{rng.uniform(91, 99.6):.1f},{rng.randint(0, 6)}")
+        reason = reasons[noted.index(k)] if k in noted else ""
+        lines.append(f"{ctx.dept_name(d)},{people},{assigned},{rng.uniform(91, 99.6):.1f},{rng.randint(0, 6)},{reason}")
     ctx.doc(id=f"DOC-TRAINING-{start.year}-Q{(start.month - 1) // 3 + 1}", system="site-drive",
             path=f"Training/Compliance/Training compliance {start.year}-Q{(start.month - 1) // 3 + 1}.csv",
             title=f"Training compliance {start.year} Q{(start.month - 1) // 3 + 1}", text="\n".join(lines) + "\n",

@@ -68,6 +68,7 @@ def build(ctx: Any, core: Any) -> None:
                 vars={"study": info["study"], "attributes": [a[0] for a in ATTRS[info["kind"]]]},
                 department="QC-STAB", visible_from=info["t0"])
     ctx.shared["routine_studies"] = studies
+    annual_reports(ctx, core, studies)
 
 
 def _result(ctx: Any, core: Any, rng: Any, study: str, kind: str, lot: str, cond: str, chamber: str, months: int,
@@ -81,6 +82,9 @@ def _result(ctx: Any, core: Any, rng: Any, study: str, kind: str, lot: str, cond
     reviewer = rng.choice(REVIEWERS)
     results = {name: _value(rng, base, slope, noise, dec, months, accel) for name, base, slope, noise, dec in ATTRS[kind]}
     results["appearance"] = "complies"
+    ctx.shared.setdefault("routine_results", []).append(
+        {"study": study, "lot": lot, "kind": kind, "cond": cond, "chamber": chamber, "months": months, "pull": pull,
+         "approved": approve, "results": results})
     events: list[dict[str, Any]] = [{
         "date": pull, "kind": "created", "by": "jkim", "status": "pulled",
         "fields": {"study": study, "product": "PRD-ZLV-VIAL" if kind == "vial" else "PRD-TMS-LYO", "lot": lot,
@@ -112,3 +116,83 @@ def _protocol(ctx: Any, core: Any, info: dict[str, Any]) -> None:
                   "author": ctx.name("dferreira"), "approver": ctx.name("aholm"), "qa": ctx.name("pdoyle"),
                   "extra": []},
             department="QC-STAB", visible_from=info["t0"])
+
+
+ANNUAL = {"vial": ("PRD-ZLV-VIAL", "Zelvara vial", "5C", 24, "STP-ZV-24-AC"),
+          "lyo": ("PRD-TMS-LYO", "Tamsorel", "25C", 36, "STP-TL-24-AC")}
+"""Product kind → product, report name, long-term condition, registered shelf life (months), 2024 commitment study."""
+OOT_STEP = {"assay_pct": 2.0, "metox_pct": 0.10, "impd_pct": 0.05, "total_imp_pct": 0.20, "ph": 0.3, "svp_10um": 1000,
+            "svp_25um": 100, "water_pct": 0.3, "recon_time_s": 10, "rs_total_pct": 0.2}
+"""SOP-QC-014's out-of-trend rule: a change from the previous time point larger than this (same lot, same condition)."""
+DATA_LOCK = dt.date(2024, 12, 31)
+REPORT_DAY = dt.date(2025, 2, 24)
+
+
+def _limit(spec: str) -> tuple[float | None, float | None]:
+    """(low, high) of a specification text: `95.0–105.0`, `NMT 1.5`, `≤ 6000`."""
+    text = spec.replace("≤", "NMT").strip()
+    if text.startswith("NMT"):
+        return None, float(text[3:].strip())
+    low, high = text.split("–")
+    return float(low), float(high)
+
+
+def _fit(points: list[tuple[int, float]]) -> tuple[float, float] | None:
+    """Least-squares (slope, intercept) of value over months; None under three time points."""
+    if len({m for m, _ in points}) < 3:
+        return None
+    mean_m = sum(m for m, _ in points) / len(points)
+    mean_v = sum(v for _, v in points) / len(points)
+    den = sum((m - mean_m) ** 2 for m, _ in points)
+    slope = sum((m - mean_m) * (v - mean_v) for m, v in points) / den
+    return slope, mean_v - slope * mean_m
+
+
+def _fmt(value: float, decimals: int) -> str:
+    return f"{value:.{decimals}f}" if decimals else f"{value:.0f}"
+
+
+def annual_reports(ctx: Any, core: Any, studies: dict[str, dict[str, Any]]) -> None:
+    """The 2024 annual stability report of each marketed product, from the LIMS results approved by the data lock."""
+    results = [r for r in ctx.shared.get("routine_results", []) if r["pull"] <= DATA_LOCK and r["approved"] <= REPORT_DAY]
+    for kind, (product, name, long_term, shelf_life, study) in ANNUAL.items():
+        info = studies[study]
+        mine = sorted((r for r in results if r["study"] == study), key=lambda r: (r["cond"] != long_term, r["cond"], r["months"]))
+        arms = []
+        for cond, chamber, points in info["arms"]:
+            tested = [r["months"] for r in mine if r["cond"] == cond]
+            arms.append([CONDITIONS[cond], chamber, ", ".join(str(p) for p in points), ", ".join(str(m) for m in tested) or "none yet"])
+        attributes = []
+        oos: list[str] = []
+        oot: list[str] = []
+        for attr, base, slope, noise, dec in ATTRS[kind]:
+            spec = SPECS[kind][attr]
+            low, high = _limit(spec)
+            rows = []
+            for cond in sorted({r["cond"] for r in mine}, key=lambda c: (c != long_term, c)):
+                series = [(r["months"], r["results"][attr]) for r in mine if r["cond"] == cond]
+                for (m0, v0), (m1, v1) in zip(series, series[1:]):
+                    if abs(v1 - v0) > OOT_STEP[attr]:
+                        oot.append(f"{LABELS[attr]}, {CONDITIONS[cond]}, {m0} → {m1} months: {_fmt(v0, dec)} → {_fmt(v1, dec)}")
+                for m, v in series:
+                    if (low is not None and v < low) or (high is not None and v > high):
+                        oos.append(f"{LABELS[attr]}, {CONDITIONS[cond]}, {m} months: {_fmt(v, dec)} (limit {spec})")
+                fit = _fit(series)
+                projected = ""
+                if fit is not None and cond == long_term:
+                    projected = f"{_fmt(fit[1] + fit[0] * shelf_life, dec)} at {shelf_life} months"
+                rows.append({"condition": CONDITIONS[cond], "values": [[m, _fmt(v, dec)] for m, v in series],
+                             "change": _fmt(series[-1][1] - series[0][1], dec) if len(series) > 1 else "—",
+                             "slope": "—" if fit is None else f"{fit[0]:+.{dec + 2}f} per month", "projected": projected or "—"})
+            attributes.append({"label": LABELS[attr], "spec": spec, "rows": rows})
+        chambers = sorted({ch for _, ch, _ in info["arms"]})
+        ctx.doc(id=f"DOC-ASR-2024-{core.slug(name)}", system="qc-drive", path=f"Stability/Reports/Annual stability report 2024 {name}.md",
+                title=f"Annual stability report 2024 {name}", template="stability/annual_report.md.j2",
+                vars={"number": f"ASR-2024-{'ZV' if kind == 'vial' else 'TL'}", "product": product, "name": name, "study": study,
+                      "lot": info["lot"], "t0": core.long(info["t0"]), "arms": arms, "chambers": chambers,
+                      "spec": "SPEC-ZV-FP v6" if kind == "vial" else "SPEC-TL-FP v4", "data_lock": core.long(DATA_LOCK),
+                      "shelf_life": shelf_life, "long_term": CONDITIONS[long_term], "attributes": attributes,
+                      "results": len(mine), "oos": oos, "oot": oot, "oot_steps": [[LABELS[a[0]], str(OOT_STEP[a[0]])] for a in ATTRS[kind]],
+                      "author": ctx.name("dferreira"), "reviewer": ctx.name("aholm"), "qa": ctx.name("pdoyle"),
+                      "export": f"Stability/Data/{study} {info['lot']} results (LIMS export).xlsx"},
+                department="QC-STAB", visible_from=REPORT_DAY)

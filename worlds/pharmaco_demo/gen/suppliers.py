@@ -145,7 +145,8 @@ def _asl(ctx: Any, core: Any, generated: dict[str, dict[str, Any]]) -> None:
         doc_id = f"DOC-ASL-REV{rev}"
         ctx.doc(id=doc_id, system="site-drive", path=f"Quality System/Suppliers/Approved supplier list rev {rev}.csv",
                 title=f"Approved supplier list revision {rev}", template="supplier/asl.csv.j2",
-                vars={"revision": rev, "issued": day.isoformat(), "rows": rows},
+                vars={"revision": rev, "issued": day.isoformat(), "rows": rows,
+                      "changes": core.notes(ctx, "asl", f"rev{rev}", 1, 2) if rev > 14 else []},
                 department="SQ", visible_from=day, superseded_by=None)
         if previous is not None:
             for doc in ctx.documents:

@@ -163,6 +163,7 @@ def entry_line(path: str, sha256: str, size: int, surface: str, source: str, mti
     )
 
 
+_ENTRY_FIELDS = ("path", "sha256", "size", "surface", "source", "mtime")
 Row = tuple[str, str, int, str, str, str | None]
 """(path, sha256, size, surface, source, mtime) of one written file."""
 
@@ -177,8 +178,11 @@ def assemble(inputs: Inputs, environment: Environment, tool_bundle_sha256: str, 
         ('],"inputs":' + canonical_json(inputs.model_dump(mode="json")).rstrip("\n")
          + ',"tool_bundle_sha256":' + _STRING(tool_bundle_sha256) + "}\n").encode("utf-8")
     )
+    # Every entry sets every field: one shared fields-set (entries are frozen) instead of a 728-byte
+    # set per file (70 MB at 100,000 files).
+    every_field = set(_ENTRY_FIELDS)
     entries = [
-        Entry.model_construct(path=path, sha256=sha, size=size, surface=surface, source=source, mtime=mtime)
+        Entry.model_construct(every_field, path=path, sha256=sha, size=size, surface=surface, source=source, mtime=mtime)
         for path, sha, size, surface, source, mtime in rows
     ]
     manifest = Manifest(

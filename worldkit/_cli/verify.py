@@ -69,7 +69,10 @@ def verify_command(
         if seeded:
             from worldkit.verify.seeded import run_seeded
 
-            report.seeded = _guarded(lambda: run_seeded(world, manifests=manifests, overlays=overlays)).as_json()
+            with progress_bar("seeded", enabled=not as_json) as tick:
+                report.seeded = _guarded(
+                    lambda: run_seeded(world, manifests=manifests, overlays=overlays, progress=tick)
+                ).as_json()
         if mutations:
             from worldkit.verify.mutations import run_mutations
 

@@ -678,8 +678,11 @@ def run_seeded(
     overlays: Path | None = None,
     cases: tuple[Case, ...] = CASES,
     scratch: Path | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> SeededReport:
-    """Inject each case into its own scratch copy and record which checks catch it."""
+    """Inject each case into its own scratch copy and record which checks catch it.
+
+    `progress(label, done, cases)` is told after the baseline and after each case."""
     report = SeededReport()
     with scratch_dir(scratch, prefix="worldkit-seeded-") as root:
         base = prepare_copy(world, root / "base", manifests, overlays)
@@ -687,7 +690,11 @@ def run_seeded(
         baseline = Baseline.run(base, fresh_dir(root, "baseline-"))
         report.baseline_failures = baseline.failed + baseline.errored
         failed = baseline.failed
-        for case in cases:
+        if progress:
+            progress("baseline verified", 0, len(cases))
+        for number, case in enumerate(cases, start=1):
+            if progress and number > 1:
+                progress(f"case {number - 1}: {report.cases[-1]['name']}", number - 1, len(cases))
             copy = base.clone(fresh_dir(root, f"case-{case.name}-"))
             row: dict[str, Any] = {"name": case.name, "expected_check": case.expected_check}
             try:
@@ -714,4 +721,6 @@ def run_seeded(
             if errors:
                 row["errors"] = errors
             report.cases.append(row)
+        if progress:
+            progress("done", len(cases), len(cases))
     return report

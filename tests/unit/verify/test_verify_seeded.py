@@ -38,7 +38,10 @@ def test_the_real_world_and_manifests_are_untouched(seeded: tuple[dict, str, str
 
 
 def test_without_overlays_the_task_cases_are_not_applicable(mini: Frozen) -> None:
-    report = run_seeded(mini.world, manifests=mini.manifests).as_json()
+    told: list[tuple[str, int, int]] = []
+    report = run_seeded(mini.world, manifests=mini.manifests, progress=lambda *a: told.append(a)).as_json()
+    assert told[0] == ("baseline verified", 0, len(CASES)) and told[-1] == ("done", len(CASES), len(CASES))
+    assert [t[1] for t in told] == list(range(len(CASES) + 1))
     missing = {c["name"] for c in report["cases"] if c.get("applicable") is False}
     assert missing == {"renamed-verifier-file", "deleted-evidence-source", "verifier-file-on-candidate-side",
                        "rehashed-package", "directory-symlink", "fifo-in-workspace", "setuid-file", "empty-directory"}

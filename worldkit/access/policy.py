@@ -1,4 +1,4 @@
-"""Access decisions from explicit rules over a networkx graph of people, roles, departments, groups.
+"""Access decisions from explicit rules over a graph of people, roles, departments, groups.
 
 Every decision names the rule (or ownership, share, addressing) that granted it; nothing here is
 hidden in templates. Pure: no I/O. Default is deny.
@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-
-import networkx as nx
 
 from worldkit.world.models import Document, Message, PermissionRule, Record, ResourceFilter, Subject
 from worldkit.world.state import WorldState
@@ -27,12 +25,45 @@ def _node(kind: str, key: str) -> str:
     return f"{kind}:{key}"
 
 
+class _Graph:
+    """A directed graph as adjacency sets: the policy only asks what a node reaches, a plain
+    breadth-first walk, so it needs no graph library (networkx alone costs ~0.1 s to import on
+    every materialize)."""
+
+    __slots__ = ("_succ",)
+
+    def __init__(self) -> None:
+        self._succ: dict[str, set[str]] = {}
+
+    def add_node(self, node: str) -> None:
+        self._succ.setdefault(node, set())
+
+    def add_edge(self, source: str, target: str) -> None:
+        self._succ.setdefault(source, set()).add(target)
+        self._succ.setdefault(target, set())
+
+    def __contains__(self, node: object) -> bool:
+        return node in self._succ
+
+    def descendants(self, start: str) -> set[str]:
+        """Every node reachable from `start`, `start` excluded (as `networkx.descendants`)."""
+        seen: set[str] = set()
+        frontier = list(self._succ.get(start, ()))
+        while frontier:
+            node = frontier.pop()
+            if node not in seen:
+                seen.add(node)
+                frontier.extend(self._succ[node] - seen)
+        seen.discard(start)
+        return seen
+
+
 class Policy:
     """Access decisions for one revision; build once, ask many times."""
 
     def __init__(self, state: WorldState) -> None:
         self.state = state
-        graph = nx.DiGraph()
+        graph = _Graph()
         for person in state.people.values():
             graph.add_edge(_node("person", person.id), _node("dept", person.department))
             for role in person.roles:
@@ -69,7 +100,7 @@ class Policy:
         cached = self._principals.get(person)
         if cached is None:
             start = _node("person", person)
-            reach = nx.descendants(self.graph, start) if start in self.graph else set()
+            reach = self.graph.descendants(start) if start in self.graph else set()
             cached = frozenset(reach | {start})
             self._principals[person] = cached
         return cached
@@ -81,7 +112,7 @@ class Policy:
         cached = self._dept_ancestors.get(dept)
         if cached is None:
             node = _node("dept", dept)
-            reach = {n for n in nx.descendants(self.graph, node) if n.startswith("dept:")} if node in self.graph else set()
+            reach = {n for n in self.graph.descendants(node) if n.startswith("dept:")} if node in self.graph else set()
             cached = frozenset(n.split(":", 1)[1] for n in reach) | {dept}
             self._dept_ancestors[dept] = cached
         return cached

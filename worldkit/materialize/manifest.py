@@ -142,9 +142,13 @@ def manifest_bytes(manifest: Manifest) -> bytes:
     return _layout(manifest, [entry_line(e.path, e.sha256, e.size, e.surface, e.source, e.mtime) for e in manifest.files])
 
 
+def _head(manifest: Manifest) -> str:
+    """The manifest file up to its `files` list: everything but the entries, without the closing brace."""
+    return pretty_json(manifest.model_dump(mode="json", exclude={"files"})).rstrip().rstrip("}").rstrip()
+
+
 def _layout(manifest: Manifest, lines: list[str]) -> bytes:
-    head = manifest.model_dump(mode="json", exclude={"files"})
-    body = pretty_json(head).rstrip().rstrip("}").rstrip()
+    body = _head(manifest)
     files = ",\n    ".join(lines)
     return (body + ',\n  "files": [\n    ' + files + "\n  ]\n}\n").encode("utf-8") if lines else (
         body + ',\n  "files": []\n}\n'
@@ -163,29 +167,52 @@ def entry_line(path: str, sha256: str, size: int, surface: str, source: str, mti
     )
 
 
+_ENTRY_FIELDS = ("path", "sha256", "size", "surface", "source", "mtime")
 Row = tuple[str, str, int, str, str, str | None]
 """(path, sha256, size, surface, source, mtime) of one written file."""
 
 
-def assemble(inputs: Inputs, environment: Environment, tool_bundle_sha256: str, rows: list[Row]) -> tuple[Manifest, bytes]:
+def assemble(
+    inputs: Inputs, environment: Environment, tool_bundle_sha256: str, rows: list[Row]
+) -> tuple[Manifest, bytearray]:
     """The manifest of `rows` (sorted by path) and its bytes; each entry is serialized once, for both the
-    fingerprint and the file (the same bytes as `compute_fingerprint` and `manifest_bytes`)."""
-    lines = [entry_line(*row) for row in rows]
+    fingerprint and the file (the same bytes as `compute_fingerprint` and `manifest_bytes`).
+
+    The file's entry list is built in one buffer as the fingerprint is taken, line by line: no list
+    of lines, no joined copy of them (at 100,000 files each was 21-25 MB at materialize's peak)."""
     digest = hashlib.sha256(b'{"files":[')
-    digest.update(",".join(lines).encode("utf-8"))
+    files = bytearray()
+    for index, row in enumerate(rows):
+        line = entry_line(*row).encode("utf-8")
+        if index:
+            digest.update(b",")
+            files += _LINE_SEP
+        digest.update(line)
+        files += line
     digest.update(
         ('],"inputs":' + canonical_json(inputs.model_dump(mode="json")).rstrip("\n")
          + ',"tool_bundle_sha256":' + _STRING(tool_bundle_sha256) + "}\n").encode("utf-8")
     )
+    # Every entry sets every field: one shared fields-set (entries are frozen) instead of a 728-byte
+    # set per file (70 MB at 100,000 files).
+    every_field = set(_ENTRY_FIELDS)
     entries = [
-        Entry.model_construct(path=path, sha256=sha, size=size, surface=surface, source=source, mtime=mtime)
+        Entry.model_construct(every_field, path=path, sha256=sha, size=size, surface=surface, source=source, mtime=mtime)
         for path, sha, size, surface, source, mtime in rows
     ]
     manifest = Manifest(
         inputs=inputs, environment=environment, tool_bundle_sha256=tool_bundle_sha256, files=entries,
         fingerprint=digest.hexdigest(),
     )
-    return manifest, _layout(manifest, lines)
+    body = _head(manifest)
+    if not rows:
+        return manifest, bytearray((body + ',\n  "files": []\n}\n').encode("utf-8"))
+    files[0:0] = (body + ',\n  "files": [\n    ').encode("utf-8")
+    files += b"\n  ]\n}\n"
+    return manifest, files
+
+
+_LINE_SEP = b",\n    "
 
 
 def write_manifest(root: Path, manifest: Manifest) -> None:

@@ -118,19 +118,26 @@ def read_entry(key: str, folder: Path | None = None, kind: str = "worlds") -> An
     path = entry_path(key, folder, kind)
     if path is None:
         return None
+    # The payload is hashed and unpickled through one open file, a chunk at a time, so a large
+    # world is never held as bytes beside the objects it unpickles to (100k files: 72 MB twice).
+    # Entries are replaced by rename, never rewritten, so the open file stays what was hashed.
     try:
-        blob = path.read_bytes()
+        with path.open("rb") as handle:
+            header = handle.readline(len(FORMAT) + len(key) + 80)
+            fields = header.rstrip(b"\n").split(b" ")
+            if not header.endswith(b"\n") or len(fields) != 4 or b" ".join(fields[:2]) != FORMAT:
+                return None
+            if fields[2].decode("ascii", "replace") != key:
+                return None
+            start = handle.tell()
+            if fields[3] != hashlib.file_digest(handle, "sha256").hexdigest().encode():
+                return None
+            handle.seek(start)
+            try:
+                return pickle.load(handle)
+            except Exception:  # noqa: BLE001 - any unreadable entry is ignored and rebuilt
+                return None
     except OSError:
-        return None
-    header, sep, payload = blob.partition(b"\n")
-    fields = header.split(b" ")
-    if not sep or len(fields) != 4 or b" ".join(fields[:2]) != FORMAT:
-        return None
-    if fields[2].decode("ascii", "replace") != key or fields[3] != hashlib.sha256(payload).hexdigest().encode():
-        return None
-    try:
-        return pickle.loads(payload)
-    except Exception:  # noqa: BLE001 - any unreadable entry is ignored and rebuilt
         return None
 
 
@@ -175,6 +182,7 @@ def prune(folder: Path, keep: int = KEEP) -> None:
 
 def cached_package(root: Path, load: Callable[[Path], WorldPackage]) -> WorldPackage:
     """`load(root)`, or the entry a previous load of the very same sources stored."""
+    from worldkit.world.compact import compact
     from worldkit.world.load import WorldPackage
 
     folder = cache_root()
@@ -192,12 +200,12 @@ def cached_package(root: Path, load: Callable[[Path], WorldPackage]) -> WorldPac
     twin = _BY_CONTENT.get(content)
     if twin is not None:
         package = twin if twin.root == Path(root) else twin.rebased(Path(root))
-        write_entry(key, package, folder)
+        write_entry(key, compact(package), folder)
         return package
     package = load(root)
     for name in package.revision_names:
         package.revision(name).digest  # noqa: B018 - resolve and digest every revision before storing
-    write_entry(key, package, folder)
+    write_entry(key, compact(package), folder)
     _remember(content, package)
     return package
 

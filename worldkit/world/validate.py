@@ -6,7 +6,6 @@ Pure: takes a `WorldState` plus the file each entity came from, raises `InvalidW
 from __future__ import annotations
 
 from collections.abc import Iterable
-import networkx as nx
 
 from worldkit.errors import InvalidWorld
 from worldkit.world.models import Subject, SystemKind
@@ -70,6 +69,8 @@ def validate_state(state: WorldState, origin: dict[tuple[str, str], str]) -> Non
         c.refs("people", person.id, "department", [person.department], s.departments, "department")
         c.refs("people", person.id, "manager", [person.manager], s.people, "person")
         c.refs("people", person.id, "roles", person.roles, s.roles, "role")
+    import networkx as nx  # only a load from source validates; a cached world never imports it
+
     managers = nx.DiGraph((p.id, p.manager) for p in s.people.values() if p.manager)
     try:
         cycle = nx.find_cycle(managers)

@@ -208,11 +208,18 @@ UNANCHORED_RECORD_MESSAGE = (
     "stored event, or seq 0 for a run without events)"
 )
 
+
+def _sqlite_insert_only(table: str, message: str) -> list[str]:
+    """SQLite triggers that refuse every UPDATE and DELETE on `table` with `message`."""
+    return [
+        f"""CREATE TRIGGER IF NOT EXISTS {table}_no_{verb.lower()} BEFORE {verb} ON {table}
+    BEGIN SELECT RAISE(ABORT, '{message}'); END"""
+        for verb in ("UPDATE", "DELETE")
+    ]
+
+
 _SQLITE_RECORD_GUARDS = [
-    f"""CREATE TRIGGER IF NOT EXISTS run_records_no_update BEFORE UPDATE ON run_records
-    BEGIN SELECT RAISE(ABORT, '{RECORD_IMMUTABLE_MESSAGE}'); END""",
-    f"""CREATE TRIGGER IF NOT EXISTS run_records_no_delete BEFORE DELETE ON run_records
-    BEGIN SELECT RAISE(ABORT, '{RECORD_IMMUTABLE_MESSAGE}'); END""",
+    *_sqlite_insert_only("run_records", RECORD_IMMUTABLE_MESSAGE),
     f"""CREATE TRIGGER IF NOT EXISTS run_records_insert BEFORE INSERT ON run_records
     BEGIN
         SELECT RAISE(ABORT, '{EXISTING_RECORD_MESSAGE}') WHERE EXISTS (
@@ -260,10 +267,7 @@ _POSTGRES_RECORD_GUARDS = [
 ]
 
 _SQLITE_GUARDS = [
-    f"""CREATE TRIGGER IF NOT EXISTS log_events_no_update BEFORE UPDATE ON log_events
-    BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY_MESSAGE}'); END""",
-    f"""CREATE TRIGGER IF NOT EXISTS log_events_no_delete BEFORE DELETE ON log_events
-    BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY_MESSAGE}'); END""",
+    *_sqlite_insert_only("log_events", APPEND_ONLY_MESSAGE),
     # One trigger for every insert rule: REPLACE fires BEFORE INSERT (never a delete trigger)
     # while the old row still exists, so refusing an existing key refuses the overwrite. A first
     # event's key must be its run's (an unknown run has none); a later one must sit just above

@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import sys
+import tempfile
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -89,3 +90,22 @@ def atomic_directory(out: Path, *, force: bool = False) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def replace_file(path: Path, *chunks: bytes) -> bool:
+    """Write `chunks` to `path` atomically (a temp file beside it, then a rename), creating its
+    folder. For caches: returns False instead of raising when the disk refuses (read-only, full)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:16]}-", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                for chunk in chunks:
+                    handle.write(chunk)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError:
+        return False
+    return True

@@ -80,6 +80,16 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def sha256_parts(*parts: str | bytes) -> str:
+    """The digest of a sequence of strings (UTF-8) or bytes, each length-prefixed so that no two
+    sequences collide by shifting a boundary."""
+    digest = hashlib.sha256()
+    for part in parts:
+        data = part.encode("utf-8") if isinstance(part, str) else part
+        digest.update(len(data).to_bytes(8, "big") + data)
+    return digest.hexdigest()
+
+
 def sha256_json(value: Any) -> str:
     return sha256_bytes(canonical_bytes(value))
 

@@ -29,12 +29,13 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from worldkit import __version__
+from worldkit._fs import replace_file
+from worldkit.canon import sha256_parts
 
 Rendered = tuple[bytes, str]
 """A file's bytes and its intended modification time (a `stamp`)."""
@@ -58,7 +59,7 @@ def _code() -> str:
     if "code" not in _CODE:
         import jinja2
 
-        from worldkit.render.office.cache import _code as office_code
+        from worldkit.render.office.cache import code_digest as office_code
 
         base = Path(__file__).resolve().parents[1]
         digest = hashlib.sha256(f"{__version__}\0{sys.version}\0jinja2={jinja2.__version__}\0{office_code()}\0".encode())
@@ -73,18 +74,14 @@ def _code() -> str:
 
 def folder() -> Path | None:
     """Where entries live, or None when the render cache is off (the office cache's switches)."""
-    from worldkit.render.office.cache import _folder
+    from worldkit.render.office.cache import cache_folder
 
-    return _folder("rendered")
+    return cache_folder("rendered")
 
 
 def entry_key(parts: tuple[str, str, str, str]) -> str:
     """The entry name of (revision digest, date, path, source) under the running code."""
-    digest = hashlib.sha256(_code().encode())
-    for part in parts:
-        data = part.encode("utf-8")
-        digest.update(len(data).to_bytes(8, "big") + data)
-    return digest.hexdigest()
+    return sha256_parts(_code(), *parts)
 
 
 class RenderedStore:
@@ -187,16 +184,4 @@ def write(path: str, name: str, data: Rendered) -> None:
     payload, mtime = data
     stamp = mtime.encode("ascii")
     head = b" ".join((MAGIC, name.encode("ascii"), _digest(payload, stamp).encode("ascii"), stamp))
-    parent = os.path.dirname(path)
-    try:
-        os.makedirs(parent, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".rendered-", suffix=".tmp", dir=parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(head + b"\n" + payload)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    except OSError:
-        return
+    replace_file(Path(path), head + b"\n", payload)

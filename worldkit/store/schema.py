@@ -218,6 +218,16 @@ def _sqlite_insert_only(table: str, message: str) -> list[str]:
     ]
 
 
+def _postgres_insert_only(table: str, trigger: str, function: str) -> list[str]:
+    """PostgreSQL triggers that refuse every UPDATE, DELETE and TRUNCATE on `table` through `function`."""
+    return [
+        f"""CREATE TRIGGER {trigger} BEFORE UPDATE OR DELETE ON {table}
+    FOR EACH ROW EXECUTE FUNCTION {function}()""",
+        f"""CREATE TRIGGER {table}_no_truncate BEFORE TRUNCATE ON {table}
+    FOR EACH STATEMENT EXECUTE FUNCTION {function}()""",
+    ]
+
+
 _SQLITE_RECORD_GUARDS = [
     *_sqlite_insert_only("run_records", RECORD_IMMUTABLE_MESSAGE),
     f"""CREATE TRIGGER IF NOT EXISTS run_records_insert BEFORE INSERT ON run_records
@@ -258,10 +268,7 @@ _POSTGRES_RECORD_GUARDS = [
         END IF;
         RETURN NEW;
     END $$""",
-    """CREATE TRIGGER run_records_immutable BEFORE UPDATE OR DELETE ON run_records
-    FOR EACH ROW EXECUTE FUNCTION worldkit_run_record_immutable()""",
-    """CREATE TRIGGER run_records_no_truncate BEFORE TRUNCATE ON run_records
-    FOR EACH STATEMENT EXECUTE FUNCTION worldkit_run_record_immutable()""",
+    *_postgres_insert_only("run_records", "run_records_immutable", "worldkit_run_record_immutable"),
     """CREATE TRIGGER run_records_anchored BEFORE INSERT ON run_records
     FOR EACH ROW EXECUTE FUNCTION worldkit_run_record_anchored()""",
 ]
@@ -347,10 +354,7 @@ _POSTGRES_GUARDS = [
         END IF;
         RETURN NEW;
     END $$""",
-    """CREATE TRIGGER log_events_append_only BEFORE UPDATE OR DELETE ON log_events
-    FOR EACH ROW EXECUTE FUNCTION worldkit_log_append_only()""",
-    """CREATE TRIGGER log_events_no_truncate BEFORE TRUNCATE ON log_events
-    FOR EACH STATEMENT EXECUTE FUNCTION worldkit_log_append_only()""",
+    *_postgres_insert_only("log_events", "log_events_append_only", "worldkit_log_append_only"),
     """CREATE TRIGGER log_events_chain BEFORE INSERT ON log_events
     FOR EACH ROW EXECUTE FUNCTION worldkit_log_chain()""",
     """CREATE TRIGGER log_runs_head BEFORE UPDATE OR DELETE ON log_runs

@@ -22,12 +22,12 @@ import hashlib
 import os
 import pickle
 import platform
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from worldkit import __version__
+from worldkit._fs import replace_file
 
 if TYPE_CHECKING:
     from worldkit.world.load import WorldPackage
@@ -148,23 +148,15 @@ def write_entry(key: str, value: Any, folder: Path | None = None, kind: str = "w
         return None
     payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
     header = FORMAT + b" " + key.encode("ascii") + b" " + hashlib.sha256(payload).hexdigest().encode() + b"\n"
+    if not replace_file(path, header, payload):
+        return None  # a read-only or full disk only costs time
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}-", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(header)
-                handle.write(payload)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
         if keep is None:
             prune(path.parent)
         else:
             prune(path.parent, keep)
     except OSError:
-        return None  # a read-only or full disk only costs time
+        pass
     return path
 
 

@@ -23,13 +23,15 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from worldkit._fs import replace_file
+from worldkit.canon import sha256_parts
 
 if TYPE_CHECKING:
     from worldkit.render.office import Meta
@@ -56,7 +58,8 @@ def fresh() -> Iterator[None]:
         _FRESH.pop()
 
 
-def _folder(name: str = "office") -> Path | None:
+def cache_folder(name: str = "office") -> Path | None:
+    """`<cache>/<name>`, or None when render caches are off (`fresh()`, `WORLDKIT_RENDER_CACHE=off`, no cache root)."""
     if _FRESH[-1] or os.environ.get(ENV, "").strip().lower() in {"off", "0", "no", "false"}:
         return None
     from worldkit.world.cache import cache_root
@@ -65,7 +68,7 @@ def _folder(name: str = "office") -> Path | None:
     return None if root is None else root / name
 
 
-def _code() -> str:
+def code_digest() -> str:
     """The renderers' own source and the format libraries' versions, digested once per process."""
     if "code" not in _CODE:
         digest = hashlib.sha256()
@@ -82,17 +85,12 @@ def _code() -> str:
 
 
 def key(extension: str, text: str, meta: Meta) -> str:
-    parts = (_code(), extension, meta.title, meta.date.isoformat(), meta.author, text)
-    digest = hashlib.sha256()
-    for part in parts:
-        data = part.encode("utf-8")
-        digest.update(len(data).to_bytes(8, "big") + data)
-    return digest.hexdigest()
+    return sha256_parts(code_digest(), extension, meta.title, meta.date.isoformat(), meta.author, text)
 
 
 def cached(extension: str, text: str, meta: Meta, render: Callable[[], bytes]) -> bytes:
     """`render()`, or the bytes a previous render of the very same inputs stored."""
-    folder = _folder()
+    folder = cache_folder()
     if folder is None:
         return render()
     name = key(extension, text, meta)
@@ -106,10 +104,7 @@ def cached(extension: str, text: str, meta: Meta, render: Callable[[], bytes]) -
 
 
 def text_key(extension: str, data: bytes) -> str:
-    digest = hashlib.sha256()
-    for part in (b"extract", _code().encode(), extension.encode("utf-8"), hashlib.sha256(data).digest()):
-        digest.update(len(part).to_bytes(8, "big") + part)
-    return digest.hexdigest()
+    return sha256_parts(b"extract", code_digest(), extension, hashlib.sha256(data).digest())
 
 
 def extracted(extension: str, data: bytes, extract: Callable[[], str]) -> str:
@@ -119,7 +114,7 @@ def extracted(extension: str, data: bytes, extract: Callable[[], str]) -> str:
     if found is not None:
         _TEXTS.move_to_end(name)
         return found
-    folder = _folder("office-text")
+    folder = cache_folder("office-text")
     path = folder / name[:2] / name if folder is not None else None
     raw = _read(path) if path is not None else None
     try:
@@ -156,15 +151,5 @@ def _read(path: Path) -> bytes | None:
 
 
 def _write(path: Path, data: bytes) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".office-", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(_MAGIC + hashlib.sha256(data).hexdigest().encode() + b"\n" + data)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    except OSError:
-        return  # a read-only or full disk only costs time
+    # a read-only or full disk only costs time
+    replace_file(path, _MAGIC + hashlib.sha256(data).hexdigest().encode() + b"\n", data)

@@ -10,21 +10,21 @@ def utc_now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-# (minute since the epoch, its text up to the seconds): `now_text`'s cache, one tuple so that
-# threads swapping it never pair one minute with another's text.
-_minute: tuple[int, str] = (-1, "")
+# (second since the epoch, its text up to the microseconds): `now_text`'s cache, one tuple so
+# that threads swapping it never pair one second with another second's text.
+_second: tuple[int, str] = (-1, "")
+_time_ns = time.time_ns
 
 
 def now_text() -> str:
     """`format_time(utc_now())` at a fraction of the cost: the system clock in the stored form,
-    the text of the current minute (date, hour, minute) computed once a minute."""
-    global _minute
-    seconds, micro = divmod(time.time_ns() // 1000, 1_000_000)
-    minute, second = divmod(seconds, 60)
-    cached = _minute
-    if cached[0] != minute:
-        cached = _minute = (minute, format_time(datetime.fromtimestamp(minute * 60, timezone.utc))[:17])
-    return f"{cached[1]}{second:02d}.{micro:06d}Z"
+    the text of the current second (date and time of day) computed once a second."""
+    global _second
+    seconds, micro = divmod(_time_ns() // 1000, 1_000_000)
+    cached = _second
+    if cached[0] != seconds:
+        cached = _second = (seconds, format_time(datetime.fromtimestamp(seconds, timezone.utc))[:20])
+    return f"{cached[1]}{micro:06d}Z"
 
 
 def format_time(moment: datetime) -> str:

@@ -482,10 +482,12 @@ class EventLog:
             self._release(broken=True)
 
     def _release(self, *, broken: bool = False) -> None:
-        raw, self._raw, self._driver, self._cursor = self._raw, None, None, None
+        raw, cursor = self._raw, self._cursor
+        self._raw, self._driver, self._cursor = None, None, None
         if raw is None:
             return
         try:
+            cursor.close()
             if broken:
                 raw.invalidate()
             else:

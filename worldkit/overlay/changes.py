@@ -114,14 +114,37 @@ def observed_changes(ctx: GradingContext, *, attempts: bool = False) -> list[Cha
 
 
 def baseline_records(projection: Path) -> dict[str, dict[str, Any]]:
-    """Record id → record JSON as in the pre-task projection."""
+    """Record id → record JSON as in the pre-task projection: a fresh copy on every call (callers
+    mutate it in place)."""
     found: dict[str, dict[str, Any]] = {}
-    folder = projection / "records"
-    if folder.is_dir():
-        for path in sorted(folder.glob("*/*.json")):
-            record = json.loads(path.read_text(encoding="utf-8"))
-            found[record.get("id", path.stem)] = record
+    for stem, text in _record_texts(projection / "records"):
+        record = json.loads(text)
+        found[record.get("id", stem)] = record
     return found
+
+
+_TEXTS: dict[str, tuple[tuple[Any, ...], list[tuple[str, str]]]] = {}
+"""Records folder → (its files' stat signature, (stem, text) per file): grading replays one
+projection many times (every counterfactual, every criterion), and reads it once."""
+
+
+def _record_texts(folder: Path) -> list[tuple[str, str]]:
+    """(stem, text) of `folder/*/*.json` in path order, read again whenever any file's path, size,
+    inode, or modification or change time differs from the last read."""
+    if not folder.is_dir():
+        return []
+    paths = sorted(folder.glob("*/*.json"))
+    stats = [path.stat() for path in paths]
+    signature = tuple((str(p), s.st_size, s.st_ino, s.st_mtime_ns, s.st_ctime_ns) for p, s in zip(paths, stats, strict=True))
+    key = str(folder.resolve())
+    cached = _TEXTS.get(key)
+    if cached is not None and cached[0] == signature:
+        return cached[1]
+    texts = [(path.stem, path.read_text(encoding="utf-8")) for path in paths]
+    if len(_TEXTS) >= 64:
+        _TEXTS.clear()
+    _TEXTS[key] = (signature, texts)
+    return texts
 
 
 def _changes_from_state(ctx: GradingContext) -> list[Change]:

@@ -3,6 +3,11 @@
 Reads a JSON list of [rev, date, seat] on stdin, materializes each under OUT, and prints one JSON
 object `{"rev|date|seat": {"fingerprint", "tree"}}` where `tree` digests what is on disk. Used by
 the `rebuild-repeat` check so that each rebuild runs under its own PYTHONHASHSEED.
+
+With the render caches off (`WORLDKIT_RENDER_CACHE=off`, the rebuild that proves the format
+libraries reproduce the frozen bytes) each distinct office file is rendered anew once in this
+process (`worldkit.render.office.cache.once_each`): a document both revisions show unchanged is
+one render, not two.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ import json
 import sys
 from pathlib import Path
 
+from worldkit.render.office.cache import once_each
 from worldkit.verify.build import build_projection
 from worldkit.world.load import load_world
 
@@ -20,10 +26,11 @@ def main(argv: list[str]) -> int:
     targets = json.loads(sys.stdin.read())
     package = load_world(Path(world))
     report: dict[str, dict[str, str]] = {}
-    for rev, date, seat in targets:
-        built = build_projection(package, rev, date, seat, Path(out))
-        report[f"{rev}|{date}|{seat}"] = {"fingerprint": built.manifest.fingerprint, "tree": built.tree_sha256()}
-        built.discard()
+    with once_each():
+        for rev, date, seat in targets:
+            built = build_projection(package, rev, date, seat, Path(out))
+            report[f"{rev}|{date}|{seat}"] = {"fingerprint": built.manifest.fingerprint, "tree": built.tree_sha256()}
+            built.discard()
     sys.stdout.write(json.dumps(report, sort_keys=True))
     return 0
 

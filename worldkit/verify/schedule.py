@@ -6,7 +6,9 @@ run in forked worker processes, which inherit that work, in three waves: the man
 and date-conformance (which makes its own builds) start at once, while the rebuilds happen; the
 checks that read only the rebuilds start when those are ready, while the task overlays are staged
 from them; the rest start when the staged tasks are ready. Each wave hands its heaviest checks
-out first (`_WEIGHT`), so that the two cores finish together. rebuild-repeat launches its fresh
+out first (`_WEIGHT`), so that the two cores finish together; the first wave's workers and
+rebuild-repeat's fresh process that reads the office cache run at a lower priority, since
+nothing waits for them. rebuild-repeat launches its fresh
 processes before anything else and is collected here at the end (its last rebuild is this
 process's shared one). Results come back in report order and are the same as a sequential run,
 which is what `jobs=1` (or a process with other threads running, where forking is unsafe) does."""
@@ -139,6 +141,14 @@ def _die_with_parent() -> None:
     die()
 
 
+def _in_background() -> None:
+    """A worker of the first wave: its checks need nothing shared, nothing waits for them."""
+    from worldkit.verify.checks.frozen import BACKGROUND_NICE
+
+    _die_with_parent()
+    os.nice(BACKGROUND_NICE)
+
+
 def _run_here(ctx: VerifyContext, ids: list[str], found: dict[str, CheckResult], progress: Progress | None,
               total: int) -> None:
     """Run, in this process, the checks of `ids` not run yet (they collect work launched by `_start`)."""
@@ -206,17 +216,17 @@ def run_scheduled(
     _CONTEXT[:] = [ctx]
     pools: list[ProcessPoolExecutor] = []
 
-    def wave(checks: list[str]) -> None:
+    def wave(checks: list[str], initializer: Callable[[], None] = _die_with_parent) -> None:
         """Fork workers that inherit everything built so far, and hand them `checks`, heaviest first."""
         if not checks:
             return
-        pool = ProcessPoolExecutor(max(1, min(jobs, len(checks))), mp_context=fork, initializer=_die_with_parent)
+        pool = ProcessPoolExecutor(max(1, min(jobs, len(checks))), mp_context=fork, initializer=initializer)
         pools.append(pool)
         for check_id in _heaviest_first(checks):
             futures[pool.submit(_run_forked, check_id)] = check_id
 
     try:
-        wave(early)
+        wave(early, _in_background)
         warm_rebuilds(ctx, rest + here, drain, len(found), total)
         wave(middle)
         warm_tasks(ctx, rest + here, drain, len(found), total)

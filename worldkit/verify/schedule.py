@@ -15,6 +15,7 @@ which is what `jobs=1` (or a process with other threads running, where forking i
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 from collections.abc import Callable, Iterable
@@ -220,6 +221,9 @@ def run_scheduled(
         """Fork workers that inherit everything built so far, and hand them `checks`, heaviest first."""
         if not checks:
             return
+        # What the workers inherit is read, not freed: out of the collector's sight it is not
+        # walked (and so not copied page by page into every worker) by each worker's collections.
+        gc.freeze()
         pool = ProcessPoolExecutor(max(1, min(jobs, len(checks))), mp_context=fork, initializer=initializer)
         pools.append(pool)
         for check_id in _heaviest_first(checks):
@@ -238,4 +242,5 @@ def run_scheduled(
         for pool in reversed(pools):
             pool.shutdown(wait=True, cancel_futures=True)
         _CONTEXT.clear()
+        gc.unfreeze()
     return [found[c] for c in ids]

@@ -217,10 +217,12 @@ that wait for them run first. The longest piece of work, the rebuild with the ca
 its priority (it starts first and would otherwise finish last)."""
 
 
-def _spawn_rebuild(world: Path, out: Path, hashseed: str, *, office_cache: bool, nice: int = 0) -> subprocess.Popen[str]:
+def _spawn_rebuild(world: Path, out: Path, hashseed: str, *, office_cache: bool) -> subprocess.Popen[str]:
     """A fresh interpreter that rebuilds the targets it reads on stdin (see `worldkit.verify.rebuild`).
 
-    Without `office_cache` it renders office files anew too (the cross-process office cache off)."""
+    Without `office_cache` it renders office files anew too (the cross-process office cache off);
+    with it, it is short and runs at `BACKGROUND_NICE`."""
+    nice = BACKGROUND_NICE if office_cache else 0
     env = {**os.environ, "PYTHONHASHSEED": hashseed}
     if not office_cache:
         env["WORLDKIT_RENDER_CACHE"] = "off"
@@ -266,8 +268,7 @@ class RebuildRepeat(BaseCheck):
         targets = json.dumps(self._targets(ctx))
         procs = []
         for n, seed in enumerate(_hash_seeds(fresh)):
-            proc = _spawn_rebuild(ctx.package.root, ctx.work / f"rebuild-repeat-{n}", seed, office_cache=n > 0,
-                                  nice=BACKGROUND_NICE if n > 0 else 0)
+            proc = _spawn_rebuild(ctx.package.root, ctx.work / f"rebuild-repeat-{n}", seed, office_cache=n > 0)
             # stdin is written and closed at once: a process forked later must not hold its write end
             assert proc.stdin is not None
             proc.stdin.write(targets)

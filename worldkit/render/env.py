@@ -223,14 +223,15 @@ _DATING: dict[int, tuple[Any, _Dating]] = {}
 def _dating(state: WorldState) -> _Dating:
     import weakref
 
-    held = _DATING.get(id(state))
+    key = id(state)
+    held = _DATING.get(key)
     if held is not None and held[0]() is state:
         return held[1]
-    if len(_DATING) > 32:
-        for key in [k for k, (ref, _) in _DATING.items() if ref() is None] or list(_DATING):
-            del _DATING[key]
+    if len(_DATING) >= 32:
+        _DATING.clear()
     dating = _Dating(state)
-    _DATING[id(state)] = (weakref.ref(state), dating)
+    # the entry goes with its state (it holds the state's items, which must not outlive it)
+    _DATING[key] = (weakref.ref(state, lambda _, key=key: _DATING.pop(key, None)), dating)
     return dating
 
 

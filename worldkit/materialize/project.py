@@ -8,6 +8,7 @@ the tool bundle, the seat card) live in their own files.
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import itertools
 from collections.abc import Callable, Iterator
@@ -25,6 +26,13 @@ from worldkit.timeline import RecordView, Snapshot, as_of
 from worldkit.tools import tool_bundle
 from worldkit.world.models import Document, Message, Seat
 from worldkit.world.state import WorldState
+
+
+@lru_cache(maxsize=64)
+def _bundle(seat: str, surfaces: tuple[str, ...]) -> dict:
+    """`tool_bundle`, once per (seat, surfaces) in a process: its JSON schemas are the code's (pydantic
+    builds them anew on every call, twice per materialization). Callers get a deep copy."""
+    return tool_bundle(seat, list(surfaces))
 
 
 NOON = dt.time(12, 0)
@@ -127,7 +135,7 @@ class Projection:
         return surfaces
 
     def bundle(self) -> dict:
-        return tool_bundle(self.seat.id, self.surfaces())
+        return copy.deepcopy(_bundle(self.seat.id, tuple(self.surfaces())))
 
     def files(self) -> PlannedFiles:
         """Planned files in path order, each planned only when reached: the plan of a projection holds

@@ -24,7 +24,7 @@ from worldkit.errors import InvalidWorld
 from worldkit.render.dated import DateLog, watched_world
 from worldkit.render.office import Meta, render_office
 from worldkit.timeline import Snapshot
-from worldkit.timeline.asof import RecordView, document_exists, fold_record
+from worldkit.timeline.asof import RecordView, fold_record
 from worldkit.world.models import Document, Message, Record
 from worldkit.world.state import WorldState
 
@@ -158,8 +158,7 @@ class _LazyRecords(Mapping[str, RecordView]):
         self._records = state.records
         self._date = date
         self._views: dict[str, RecordView] = {}
-        self._keys = [k for k, r in state.records.items() if _exists(r, date)]
-        self._known = set(self._keys)
+        self._keys, self._known = _dating(state).records_on(date)
 
     def __getitem__(self, key: str) -> RecordView:
         view = self._views.get(key)
@@ -181,18 +180,67 @@ class _LazyRecords(Mapping[str, RecordView]):
         return len(self._keys)
 
 
-def _exists(record: Record, date: dt.date) -> bool:
-    """`fold_record(record, date) is not None`, without folding."""
-    first = min(((e.date, i) for i, e in enumerate(record.events) if e.date <= date), default=None)
-    return first is not None and record.events[first[1]].kind == "created"
+class _Dating:
+    """When each item of one state exists, read once: the eve and message-date contexts of every
+    materialization of the state ask which records, documents and messages exist on a day, for the
+    same few days again and again. Which items exist is a function of the (immutable) state and the
+    day alone; the items themselves are the state's, and records are still folded per context."""
+
+    def __init__(self, state: WorldState) -> None:
+        # `fold_record(record, D) is not None` iff the earliest event dated <= D is a creation; that
+        # event is the earliest of all whenever that one is dated <= D (and there is none otherwise).
+        self.records: list[tuple[str, dt.date]] = []
+        for key, record in state.records.items():
+            first = min(((e.date, i) for i, e in enumerate(record.events)), default=None)
+            if first is not None and record.events[first[1]].kind == "created":
+                self.records.append((key, first[0]))
+        self.documents = [(k, d, d.visible_from, d.visible_until) for k, d in state.documents.items()]
+        self.messages = [(k, m, m.date) for k, m in state.messages.items()]
+        self._records_on: dict[dt.date, tuple[list[str], frozenset[str]]] = {}
+
+    def records_on(self, date: dt.date) -> tuple[list[str], frozenset[str]]:
+        """The keys of the records that exist on `date`, in the state's order (and as a set); shared, read only."""
+        found = self._records_on.get(date)
+        if found is None:
+            if len(self._records_on) > 512:
+                self._records_on.clear()
+            keys = [k for k, first in self.records if first <= date]
+            found = self._records_on[date] = (keys, frozenset(keys))
+        return found
+
+    def documents_on(self, date: dt.date) -> dict[str, Document]:
+        """The documents that exist on `date` (`worldkit.timeline.asof.document_exists`), in the state's order."""
+        return {k: d for k, d, start, until in self.documents if start <= date and (until is None or date < until)}
+
+    def messages_on(self, date: dt.date) -> dict[str, Message]:
+        return {k: m for k, m, day in self.messages if day <= date}
+
+
+_DATING: dict[int, tuple[Any, _Dating]] = {}
+"""id(state) → (a weak reference to the state, its `_Dating`): states are immutable but unhashable."""
+
+
+def _dating(state: WorldState) -> _Dating:
+    import weakref
+
+    key = id(state)
+    held = _DATING.get(key)
+    if held is not None and held[0]() is state:
+        return held[1]
+    if len(_DATING) >= 32:
+        _DATING.clear()
+    dating = _Dating(state)
+    # the entry goes with its state (it holds the state's items, which must not outlive it)
+    _DATING[key] = (weakref.ref(state, lambda _, key=key: _DATING.pop(key, None)), dating)
+    return dating
 
 
 def lazy_as_of(state: WorldState, date: dt.date) -> Snapshot:
     """`as_of`, with records folded on first read."""
-    documents = {k: d for k, d in state.documents.items() if document_exists(d, date)}
-    messages = {k: m for k, m in state.messages.items() if m.date <= date}
+    dating = _dating(state)
     records = cast("dict[str, RecordView]", _LazyRecords(state, date))
-    return Snapshot(state=state, date=date, documents=documents, records=records, messages=messages)
+    return Snapshot(state=state, date=date, documents=dating.documents_on(date), records=records,
+                    messages=dating.messages_on(date))
 
 
 class _BuiltOnRead(Mapping[str, Any]):

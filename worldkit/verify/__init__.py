@@ -6,10 +6,38 @@ scratch copy, and `run_mutations` runs a random mutation campaign. The checks of
 (the gate of `run` and `serve`) and the frozen index they read are in `worldkit.frozen`; what a
 check reports is `worldkit.check_result.CheckResult`. Nothing here writes outside
 its scratch folder except `freeze_world`, which writes `manifests/<world>/`.
+
+The names below are imported on first use: verify's fresh-process rebuilds
+(`python -m worldkit.verify.rebuild`) need none of the checks, and would otherwise import them all.
 """
 
-from worldkit.verify.frozen import FreezeResult, freeze_world
-from worldkit.verify.runner import VerifyReport, open_context, verify_world
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from worldkit.verify.frozen import FreezeResult, freeze_world
+    from worldkit.verify.runner import VerifyReport, open_context, verify_world
+
+_WHERE = {
+    "FreezeResult": "worldkit.verify.frozen",
+    "freeze_world": "worldkit.verify.frozen",
+    "VerifyReport": "worldkit.verify.runner",
+    "open_context": "worldkit.verify.runner",
+    "verify_world": "worldkit.verify.runner",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "FreezeResult",

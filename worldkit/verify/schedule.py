@@ -2,15 +2,20 @@
 
 The checks read one `VerifyContext`; what several of them need (the clean rebuild of every frozen
 projection, its scanned tree, the staged tasks) is built once, here, in this process. Checks then
-run in forked worker processes, which inherit that work: the manifest-only checks and
-date-conformance (which makes its own builds) start at once, while the rebuilds and staging
-happen; the rest start when those are ready. rebuild-repeat launches its fresh processes before
-anything else and is collected here at the end (its last rebuild is this process's shared one).
-Results come back in report order and are the same as a sequential run, which is what `jobs=1`
-(or a process with other threads running, where forking is unsafe) does."""
+run in forked worker processes, which inherit that work, in three waves: the manifest-only checks
+and date-conformance (which makes its own builds) start at once, while the rebuilds happen; the
+checks that read only the rebuilds start when those are ready, while the task overlays are staged
+from them; the rest start when the staged tasks are ready. Each wave hands its heaviest checks
+out first (`_WEIGHT`), so that the two cores finish together; the first wave's workers and
+rebuild-repeat's fresh process that reads the office cache run at a lower priority, since
+nothing waits for them. rebuild-repeat launches its fresh
+processes before anything else and is collected here at the end (its last rebuild is this
+process's shared one). Results come back in report order and are the same as a sequential run,
+which is what `jobs=1` (or a process with other threads running, where forking is unsafe) does."""
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 from collections.abc import Callable, Iterable
@@ -59,6 +64,21 @@ _OWN_BUILDS = {"date-conformance"}
 """Checks above cost 0 that read only builds they make themselves (not the shared rebuilds)."""
 
 
+_WEIGHT = {
+    "date-conformance": 6, "seat-repeat": 5, "rubric-discrimination": 5, "tool-surface": 4, "separation": 3,
+    "access-audit": 2, "package-integrity": 1, "rubric-sanity": 1, "staged-workspaces": 1,
+}  # fmt: skip
+"""Relative CPU time of the heavier checks (measured on pharmaco_demo); the rest count 0."""
+
+
+def _heaviest_first(ids: list[str]) -> list[str]:
+    return sorted(ids, key=lambda c: -_WEIGHT.get(c, 0))
+
+
+def _uses_tasks(check: type[Check]) -> bool:
+    return check.cost >= 2 or check.id in _USES_TASKS
+
+
 def _independent(check: type[Check]) -> bool:
     """Needs neither the shared rebuilds nor the staged tasks: may start before they exist."""
     return check.cost == 0 or check.id in _OWN_BUILDS
@@ -81,6 +101,13 @@ def _start(ctx: VerifyContext, ids: list[str]) -> None:
 
 def warm(ctx: VerifyContext, ids: list[str], progress: Progress | None = None, done: int = 0, total: int = 0) -> None:
     """Build, once, the shared work the checks `ids` read: rebuilds and their trees, staged tasks."""
+    warm_rebuilds(ctx, ids, progress, done, total)
+    warm_tasks(ctx, ids, progress, done, total)
+
+
+def warm_rebuilds(ctx: VerifyContext, ids: list[str], progress: Progress | None = None, done: int = 0,
+                  total: int = 0) -> None:
+    """Rebuild, once, every frozen projection (and scan its tree) if a check of `ids` reads them."""
     checks = [REGISTRY[c] for c in ids]
     if any(c.cost >= 1 and not _independent(c) for c in checks) and ctx.index is not None:
         keys = [k for k in sorted(ctx.readable) if k[0] in ctx.package.revision_names]
@@ -91,7 +118,12 @@ def warm(ctx: VerifyContext, ids: list[str], progress: Progress | None = None, d
                 ctx.rebuild(key).tree()
             except WorldkitError:
                 pass  # the checks that need it report it
-    if any(c.cost >= 2 or c.id in _USES_TASKS for c in checks):
+
+
+def warm_tasks(ctx: VerifyContext, ids: list[str], progress: Progress | None = None, done: int = 0,
+               total: int = 0) -> None:
+    """Stage, once, every task overlay (from the rebuilds) if a check of `ids` reads the staged tasks."""
+    if any(_uses_tasks(REGISTRY[c]) for c in ids):
         if progress:
             progress("stage the task overlays", done, total)
         try:
@@ -108,6 +140,14 @@ def _die_with_parent() -> None:
     from worldkit.materialize.write import _die_with_parent as die
 
     die()
+
+
+def _in_background() -> None:
+    """A worker of the first wave: its checks need nothing shared, nothing waits for them."""
+    from worldkit.verify.checks.frozen import BACKGROUND_NICE
+
+    _die_with_parent()
+    os.nice(BACKGROUND_NICE)
 
 
 def _run_here(ctx: VerifyContext, ids: list[str], found: dict[str, CheckResult], progress: Progress | None,
@@ -171,23 +211,36 @@ def run_scheduled(
 
     early = [c for c in ids if _independent(REGISTRY[c])]
     here = [c for c in ids if c not in early and _in_main(REGISTRY[c])]
-    late = [c for c in ids if c not in early and c not in here]
+    rest = [c for c in ids if c not in early and c not in here]
+    middle = [c for c in rest if not _uses_tasks(REGISTRY[c])]
+    late = [c for c in rest if c not in middle]
     _CONTEXT[:] = [ctx]
+    pools: list[ProcessPoolExecutor] = []
+
+    def wave(checks: list[str], initializer: Callable[[], None] = _die_with_parent) -> None:
+        """Fork workers that inherit everything built so far, and hand them `checks`, heaviest first."""
+        if not checks:
+            return
+        # What the workers inherit is read, not freed: out of the collector's sight it is not
+        # walked (and so not copied page by page into every worker) by each worker's collections.
+        gc.freeze()
+        pool = ProcessPoolExecutor(max(1, min(jobs, len(checks))), mp_context=fork, initializer=initializer)
+        pools.append(pool)
+        for check_id in _heaviest_first(checks):
+            futures[pool.submit(_run_forked, check_id)] = check_id
+
     try:
-        with ProcessPoolExecutor(max(1, min(jobs, len(early))), mp_context=fork, initializer=_die_with_parent) as first:
-            for check_id in early:
-                futures[first.submit(_run_forked, check_id)] = check_id
-            warm(ctx, late + here, drain, len(found), total)
-            if late:
-                with ProcessPoolExecutor(min(jobs, len(late)), mp_context=fork, initializer=_die_with_parent) as second:
-                    for check_id in late:
-                        futures[second.submit(_run_forked, check_id)] = check_id
-                    _run_here(ctx, here, found, progress, total)
-                    while futures:
-                        collect(next(iter(as_completed(list(futures)))))
-            _run_here(ctx, here, found, progress, total)
-            while futures:
-                collect(next(iter(as_completed(list(futures)))))
+        wave(early, _in_background)
+        warm_rebuilds(ctx, rest + here, drain, len(found), total)
+        wave(middle)
+        warm_tasks(ctx, rest + here, drain, len(found), total)
+        wave(late)
+        _run_here(ctx, here, found, progress, total)
+        while futures:
+            collect(next(iter(as_completed(list(futures)))))
     finally:
+        for pool in reversed(pools):
+            pool.shutdown(wait=True, cancel_futures=True)
         _CONTEXT.clear()
+        gc.unfreeze()
     return [found[c] for c in ids]

@@ -11,6 +11,10 @@ else is ignored and rendered again. Nothing in the cache is needed for correctne
 
 The reproducibility checks must render anew: `WORLDKIT_RENDER_CACHE=off` in the environment
 (set for verify's fresh-process rebuilds) or a `fresh()` block (seat repeats) bypass the cache.
+With the cache off, a `once_each()` block (verify's fresh-process rebuild, which rebuilds both
+revisions of a world) renders each distinct input anew exactly once and reuses those bytes, in
+this process only, for the block's later files with the very same key: a document that did not
+change between two revisions is rendered by the format libraries once, not twice.
 
 Reading a file back (`extract_text`: python-docx, openpyxl and pypdf parsing the bytes) costs as
 much again; its text is a function of the bytes, so `extracted` keeps it the same way, under
@@ -40,6 +44,28 @@ ENV = "WORLDKIT_RENDER_CACHE"
 _MAGIC = b"worldkit-office-1 "
 _LIBRARIES = ("python-docx", "openpyxl", "fpdf2", "pypdf", "lxml")
 _FRESH: list[bool] = [False]
+
+
+class _Once:
+    """Bytes rendered (with the caches off) inside one `once_each()` block, by `key`."""
+
+    def __init__(self) -> None:
+        self.found: dict[str, bytes] = {}
+        self.size = 0
+
+    def through(self, name: str, render: Callable[[], bytes]) -> bytes:
+        data = self.found.get(name)
+        if data is None:
+            data = render()
+            if self.size + len(data) <= ONCE_BUDGET:
+                self.found[name] = data
+                self.size += len(data)
+        return data
+
+
+_ONCE: list[_Once | None] = [None]
+ONCE_BUDGET = 128 * 1024 * 1024
+"""Bytes a `once_each()` block keeps at most; beyond it, further files are rendered every time."""
 _CODE: dict[str, str] = {}
 _TEXTS: OrderedDict[str, str] = OrderedDict()
 """Extracted texts of this process, by `text_key`, least recently used first."""
@@ -56,6 +82,19 @@ def fresh() -> Iterator[None]:
         yield
     finally:
         _FRESH.pop()
+
+
+@contextmanager
+def once_each() -> Iterator[None]:
+    """Within the block, where the caches are off, each distinct office input is rendered anew once:
+    later files with the same key (format, text, title, date, author, code) get the bytes this block
+    rendered for it. Nothing is read from or written to the cache folder, and nothing rendered outside
+    the block is used."""
+    _ONCE.append(_Once())
+    try:
+        yield
+    finally:
+        _ONCE.pop()
 
 
 def cache_folder(name: str = "office") -> Path | None:
@@ -92,7 +131,10 @@ def cached(extension: str, text: str, meta: Meta, render: Callable[[], bytes]) -
     """`render()`, or the bytes a previous render of the very same inputs stored."""
     folder = cache_folder()
     if folder is None:
-        return render()
+        once = _ONCE[-1] if not _FRESH[-1] else None
+        if once is None:
+            return render()
+        return once.through(key(extension, text, meta), render)
     name = key(extension, text, meta)
     path = folder / name[:2] / name
     found = _read(path)

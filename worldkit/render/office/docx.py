@@ -1,11 +1,19 @@
-"""DOCX (python-docx) from the Markdown subset, and its text back as Markdown-like lines."""
+"""DOCX (python-docx) from the Markdown subset, and its text back as Markdown-like lines.
+
+python-docx's default template is read once per process (`_template`): parsing it, serializing
+its ~0.9 MB of styles and deflating them again took most of a document's render time, and none of
+it depends on the document. Each document is built on fresh copies of the template's main-document
+and core-properties elements and packaged with the template's other parts, byte for byte what
+`docx.Document()` … `save()` writes (a test compares the two).
+"""
 
 from __future__ import annotations
 
+import copy
 import io
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from worldkit.render.office._zip import fixed_package, noon
+from worldkit.render.office._zip import Member, noon, stamped_core, write_package
 from worldkit.render.office.markdown import blocks, spans, table_lines
 
 if TYPE_CHECKING:
@@ -32,11 +40,57 @@ def _paragraph(document, style_id: str | None):
     return paragraph
 
 
-def render(text: str, meta: Meta) -> bytes:
-    import docx
+class _Template:
+    """The default template, parsed once: its pristine main-document and core-properties elements,
+    and every other member of a saved package, deflated."""
 
-    document = docx.Document()
-    props = document.core_properties
+    def __init__(self) -> None:
+        import docx
+        from docx.opc.constants import RELATIONSHIP_TYPE
+
+        base = docx.Document()
+        self.part = base.part
+        core_part = base.part.package.part_related_by(RELATIONSHIP_TYPE.CORE_PROPERTIES)
+        self.document = copy.deepcopy(base.element)
+        self.core = copy.deepcopy(core_part.element)
+        self.document_name = base.part.partname.membername
+        self.core_name = core_part.partname.membername
+        buffer = io.BytesIO()
+        base.save(buffer)
+        import zipfile
+
+        saved = zipfile.ZipFile(io.BytesIO(buffer.getvalue()))
+        self.members: list[Member | str] = [
+            info.filename if info.filename in (self.document_name, self.core_name)
+            else Member.of(info.filename, saved.read(info.filename))
+            for info in saved.infolist()
+        ]
+
+
+_TEMPLATE: list[_Template] = []
+
+
+def _template() -> _Template:
+    if not _TEMPLATE:
+        _TEMPLATE.append(_Template())
+    return _TEMPLATE[0]
+
+
+def _fresh(template: _Template) -> tuple[Any, Any, Any, Any]:
+    """A new document and core properties over copies of the template's elements (the package's
+    other parts are shared and only read: styles are set by id, nothing adds a part)."""
+    from docx.document import Document
+    from docx.opc.coreprops import CoreProperties
+
+    element, core = copy.deepcopy(template.document), copy.deepcopy(template.core)
+    return Document(element, template.part), CoreProperties(core), element, core
+
+
+def render(text: str, meta: Meta) -> bytes:
+    from docx.opc.oxml import serialize_part_xml
+
+    template = _template()
+    document, props, element, core = _fresh(template)
     when = noon(meta.date)
     props.title, props.author, props.last_modified_by = meta.title, meta.author, meta.author
     props.created = props.modified = when
@@ -55,9 +109,10 @@ def render(text: str, meta: Meta) -> bytes:
                     cell.text = value
         else:
             _runs(_paragraph(document, _LISTS.get(block.kind)), block.text)
-    buffer = io.BytesIO()
-    document.save(buffer)
-    return fixed_package(buffer.getvalue(), when)
+    bodies = {template.document_name: serialize_part_xml(element),
+              template.core_name: stamped_core(serialize_part_xml(core), when)}
+    members = [m if isinstance(m, Member) else Member.of(m, bodies[m]) for m in template.members]
+    return write_package(members, when)
 
 
 def _text(paragraph) -> str:

@@ -4,6 +4,10 @@ The core fonts carry Windows-1252; the few characters outside it that world text
 written as their usual ASCII forms (`≤` as `<=`), so the extracted text says the same. The PDF
 is dated by the document (creation date), and fpdf2's document id is a digest of the content
 and that date, so the bytes are a function of the text alone.
+
+fpdf2's line breaking measures the line again for every character it adds; the core fonts here
+(`_font`) measure with the same integer sum of the same widths, only without a generator, so the
+breaks and the bytes are fpdf2's own.
 """
 
 from __future__ import annotations
@@ -29,6 +33,28 @@ def pdf_text(text: str) -> str:
     return text.encode("cp1252", errors="replace").decode("cp1252")
 
 
+_FONT_CLASS: list[type] = []
+
+
+def _font(pdf, family: str, style: str, size: float) -> None:
+    """`pdf.set_font(family, style, size)`, a core font added on first use as `set_font` adds it,
+    as a `CoreFont` whose text width is computed without a generator."""
+    if not _FONT_CLASS:
+        from fpdf.fonts import CoreFont
+
+        class _CoreFont(CoreFont):
+            __slots__ = ()
+
+            def get_text_width(self, text, font_size_pt, _):
+                return (len(text), sum(map(self.cw.__getitem__, text)) * font_size_pt * 0.001)
+
+        _FONT_CLASS.append(_CoreFont)
+    key = family + style
+    if key not in pdf.fonts:
+        pdf.fonts[key] = _FONT_CLASS[0](pdf, key, style)
+    pdf.set_font(family, style, size)
+
+
 def render(text: str, meta: Meta) -> bytes:
     import datetime as dt
 
@@ -47,17 +73,17 @@ def render(text: str, meta: Meta) -> bytes:
     width = pdf.epw
     for block in blocks(text):
         if block.kind == "heading":
-            pdf.set_font("helvetica", "B", _SIZES.get(block.level, 10.5))
+            _font(pdf, "helvetica", "B", _SIZES.get(block.level, 10.5))
             pdf.multi_cell(width, 7, pdf_text(block.text.replace("**", "")), new_x="LMARGIN", new_y="NEXT")
             pdf.ln(1)
         elif block.kind == "table":
-            pdf.set_font("courier", "", 7.5)
+            _font(pdf, "courier", "", 7.5)
             for line in table_lines(block.rows):
                 pdf.multi_cell(width, 3.8, pdf_text(line), new_x="LMARGIN", new_y="NEXT")
             pdf.ln(2)
         else:
             prefix = {"bullet": "- ", "numbered": f"{block.level}. ", "quote": "> "}.get(block.kind, "")
-            pdf.set_font("helvetica", "", 9.5)
+            _font(pdf, "helvetica", "", 9.5)
             line = prefix + "".join(part for part, _ in spans(block.text))
             pdf.multi_cell(width, 4.8, pdf_text(line), new_x="LMARGIN", new_y="NEXT")
             pdf.ln(1.5)

@@ -67,6 +67,7 @@ class PlannedFile:
 
 _DOCUMENT, _RECORD, _MAIL, _MADE = range(4)
 """Kinds of planned file: planned when reached from an id (documents, records, mail), or made up front."""
+_SURFACE = {_DOCUMENT: "files", _RECORD: "records", _MAIL: "mail"}
 
 
 class PlannedFiles:
@@ -89,6 +90,15 @@ class PlannedFiles:
         make = self._make
         for path, _, kind, key in itertools.islice(self._order, start, stop):
             yield make(kind, key, path)
+
+    def meta(self, start: int, stop: int) -> Iterator[tuple[str, str, str]]:
+        """(path, surface, source) of each file of a run, without planning it (what a manifest entry
+        records besides the bytes' digest, size and date)."""
+        for path, _, kind, key in itertools.islice(self._order, start, stop):
+            if kind == _MADE:
+                yield path, key.surface, key.source
+            else:
+                yield path, _SURFACE[kind], key
 
 
 @dataclass(frozen=True)

@@ -31,8 +31,11 @@ NOON = dt.time(12, 0)
 """A date-only item's time of day (UTC): its date reads the same in every time zone from UTC-11 to UTC+11."""
 
 
+@lru_cache(maxsize=8192)
 def stamp(day: dt.date, time: dt.time = NOON) -> str:
-    """A file's intended modification time as recorded in the manifest: `YYYY-MM-DDTHH:MM:SSZ` (UTC)."""
+    """A file's intended modification time as recorded in the manifest: `YYYY-MM-DDTHH:MM:SSZ` (UTC).
+
+    Memoized: a world has few distinct days, and the files of one day share one string."""
     return dt.datetime.combine(day, time).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 

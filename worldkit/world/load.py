@@ -117,7 +117,7 @@ class WorldPackage:
     root: Path
     spec: WorldFile
     base: dict[str, dict[str, BaseModel]]
-    origin: dict[tuple[str, str], str]
+    origin: Mapping[tuple[str, str], str]
     templates: dict[str, str]
     _revisions: dict[str, WorldState] = field(default_factory=dict, compare=False, repr=False)
 

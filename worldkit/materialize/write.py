@@ -12,7 +12,6 @@ import multiprocessing
 import os
 import platform
 import sys
-from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -88,6 +87,8 @@ def _write_new(path: str, data: bytes, seconds: int) -> None:
 
 
 _PARALLEL_MIN_FILES = 4000
+_RUNS_PER_JOB = 8
+"""Contiguous runs of the plan handed to each worker, in turn."""
 # Set just before forking workers; a forked worker reads its share of the plan from here.
 _FORK_PLAN: PlannedFiles | None = None
 
@@ -126,11 +127,6 @@ class _Tree:
         return hashlib.sha256(data).hexdigest(), len(data), self.stamps.setdefault(mtime, mtime)
 
 
-def _write_run(root: str, planned: Iterable[PlannedFile]) -> list[Written]:
-    tree = _Tree(root)
-    return [tree.write(item) for item in planned]
-
-
 def _die_with_parent() -> None:
     """A worker must not outlive a killed materialize (it would keep writing into the temp dir)."""
     if sys.platform.startswith("linux"):
@@ -144,11 +140,17 @@ def _die_with_parent() -> None:
 
 
 def _write_share(job: tuple[str, int, int]) -> list[Written]:
-    """One worker's share: a contiguous run of the plan, so workers seldom create files in the same
-    directory at once (ext4 serializes that) and their results come back in path order."""
+    """A contiguous run of the plan, so workers seldom create files in the same directory at once (ext4
+    serializes that) and their results come back in path order."""
+    global _WORKER_TREE
     root, start, stop = job
     assert _FORK_PLAN is not None
-    return _write_run(root, _FORK_PLAN.part(start, stop))
+    if _WORKER_TREE is None or _WORKER_TREE.root != root:
+        _WORKER_TREE = _Tree(root)  # kept across a worker's runs: it knows the folders it made
+    return [_WORKER_TREE.write(item) for item in _FORK_PLAN.part(start, stop)]
+
+
+_WORKER_TREE: _Tree | None = None
 
 
 def _jobs(n_files: int) -> int:
@@ -195,9 +197,9 @@ def write_projection(projection: Projection, tmp: Path) -> Manifest:
 
     The plan is streamed: each file is rendered, written and digested in turn, and its manifest
     entry is added (and its line written to `manifest.json`) as it comes, so no list of bytes, rows
-    or lines is held. Large projections are rendered by forked workers, each taking a contiguous
-    run of the planned files (in path order); the entries are joined in that order, so the manifest
-    does not depend on the number of jobs.
+    or lines is held. Large projections are rendered by forked workers, each taking contiguous
+    runs of the planned files (in path order); the entries are joined in that order, so the manifest
+    does not depend on the number of jobs (each worker takes the next run when it is done with one).
     """
     global _FORK_PLAN
     root = str(tmp)
@@ -232,8 +234,11 @@ def write_projection(projection: Projection, tmp: Path) -> Manifest:
             _FORK_PLAN = planned
             try:
                 with multiprocessing.get_context("fork").Pool(jobs, initializer=_die_with_parent) as pool:
-                    cuts = [len(planned) * i // jobs for i in range(jobs + 1)]
-                    shares = pool.imap(_write_share, [(root, cuts[i], cuts[i + 1]) for i in range(jobs)])
+                    runs = jobs * _RUNS_PER_JOB
+                    cuts = [len(planned) * i // runs for i in range(runs + 1)]
+                    # Results come back in plan order while later runs are still being written, so the
+                    # entries are built (and the manifest written) alongside, not all after the last file.
+                    shares = pool.imap(_write_share, [(root, cuts[i], cuts[i + 1]) for i in range(runs)])
                     for i, share in enumerate(shares):
                         for (path, surface, source), (sha, size, mtime) in zip(
                             planned.meta(cuts[i], cuts[i + 1]), share, strict=True

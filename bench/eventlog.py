@@ -38,7 +38,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from worldkit.store import EventLog, Store, list_runs, read_events, state_changes, verify_chain
-from worldkit.store.db import format_time, utc_now
+from worldkit.store.times import now_text  # the log's own clock text: both sides pay the same for it
 from worldkit.store.schema import events_table
 from worldkit.store.eventlog import _prepare  # the same preparation the log does, for the baseline
 
@@ -210,7 +210,7 @@ class PlainInserts:
         for n, c in enumerate(calls, start=first):
             row = _prepare(c["tool"], c["arguments"], c["outcome"], c["result_digest"], None,
                            c.get("state_change"))  # fmt: skip
-            values = {**row, "n": n, "time": format_time(utc_now())}
+            values = {**row, "n": n, "time": now_text()}
             if self.same_row:
                 values.update(run_id="bench-same-row", seq=n + 1, version=2, seat=SEAT, session="0" * 32,
                               prev_hash="0" * 64, hash="f" * 64, id=(1 << 32) + n + 1)  # fmt: skip

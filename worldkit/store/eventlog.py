@@ -35,7 +35,7 @@ from worldkit.canon import canonical_json, sha256_json
 from worldkit.errors import LogTampered, StoreError, UsageError
 from worldkit.store.anchor import AnchorKey, LogAnchor, as_key, log_key, make_anchor, write_anchor
 from worldkit.store.db import Store
-from worldkit.store.times import format_time, parse_time, utc_now
+from worldkit.store.times import format_time, now_text, parse_time, utc_now
 from worldkit.store.runs import Head, check_run_id, claim_run, ensure_run, get_run, read_head
 from worldkit.store.schema import SEQ_BITS, events_table, log_events, log_runs, order_column, run_events
 
@@ -185,9 +185,12 @@ class EventLog:
         self._anchored_at = 0.0
         self._anchored_seq = -1
         self._clock = clock
+        # The text of the clock's time, as `format_time` writes it (the default clock: cheaper).
+        self._now_text: Callable[[], str] = now_text if clock is utc_now else lambda: format_time(clock())
         self._lock = threading.Lock()
         self._raw: Any = None
         self._driver: Any = None
+        self._cursor: Any = None  # the driver's cursor the lone writer's appends go through
         self._shared = False  # set once another writer is seen: then every append locks
         self._closed = False
         genesis = genesis_hash(self.run_id)
@@ -208,6 +211,9 @@ class EventLog:
             )
         self._sql = _statements(self._dialect)
         self._insert_text, self._insert_params = self._sql.insert.text, self._sql.insert.params
+        # SQLite: the lone writer's INSERT with the fields every event of this log shares written
+        # into the statement (bound once, when it is prepared); None where one cannot be a literal.
+        self._own_insert = None if self._key_base is None else _sqlite_own_insert(self.run_id, seat, self.session)
         # The fields every event of this log shares, as `row_hash` encodes them.
         self._fixed_text = f'"run_id":{_string(self.run_id)},"seat":{_string(self.seat)},"seq":'
         self._session_text = f'"session":{_string(self.session)},"state_change":'
@@ -238,14 +244,20 @@ class EventLog:
         """`append` for servers: the same durable event, returning only its (seq, hash)."""
         row = _prepare(tool, arguments, outcome, result_digest, detail, state_change)
         with self._lock:
-            head, driver = self._head, self._driver
-            if head is not None and driver is not None and not (self._shared or self._closed):
+            head, cursor = self._head, self._cursor
+            if head is not None and cursor is not None and not (self._shared or self._closed):
                 # The lone writer's path: link after the known head, one committed INSERT.
                 seq, prev = head[0] + 1, head[1]
-                moment = format_time(self._clock())
+                moment = self._now_text()
                 digest = self._row_hash(row, seq, moment, prev)
-                if self._key_base is not None:  # SQLite: positional, in `_SQLITE_INSERT` order
+                text = self._own_insert
+                if text is not None:  # SQLite: positional, in `_sqlite_own_insert` order
                     params: Any = (
+                        self._key_base + seq, seq, moment, row["tool"], row["arguments"], row["outcome"],
+                        row["result_digest"], row["detail"], row["state_change"], prev, digest,
+                    )  # fmt: skip
+                elif self._key_base is not None:  # SQLite: positional, in `_SQLITE_INSERT` order
+                    params = (
                         self._key_base + seq, self.run_id, seq, LOG_VERSION, moment, self.seat,
                         self.session, row["tool"], row["arguments"], row["outcome"],
                         row["result_digest"], row["detail"], row["state_change"], prev, digest,
@@ -259,7 +271,7 @@ class EventLog:
                     })  # fmt: skip
                     text = self._insert_text
                 try:
-                    driver.execute(text, params)
+                    cursor.execute(text, params)
                 except self._dialect.dbapi.Error:
                     self._head = None  # fall through: re-read, retry, or fail below
                 else:
@@ -273,14 +285,16 @@ class EventLog:
     def _row_hash(self, row: Mapping[str, Any], seq: int, moment: str, prev: str) -> str:
         """`row_hash` of the row this log is about to store, with its fixed fields pre-encoded."""
         digest, detail, change = row["result_digest"], row["detail"], row["state_change"]
+        # `_prepare` checked outcome (a known word) and result_digest (hex): no escaping needed.
+        digest = "null" if digest is None else '"' + digest + '"'
         text = (
             f'{{"arguments":{row["arguments"]},"detail":{"null" if detail is None else detail},'
-            f'"outcome":{_string(row["outcome"])},"prev_hash":"{prev}",'
-            f'"result_digest":{"null" if digest is None else _string(digest)},{self._fixed_text}{seq},'
+            f'"outcome":"{row["outcome"]}","prev_hash":"{prev}",'
+            f'"result_digest":{digest},{self._fixed_text}{seq},'
             f'{self._session_text}{"null" if change is None else change},"time":"{moment}",'
             f'"tool":{_string(row["tool"])},"v":{LOG_VERSION}}}\n'
         )
-        return _sha256(text.encode("utf-8")).hexdigest()
+        return _sha256(text.encode()).hexdigest()
 
     def append_many(self, entries: Iterable[EventInput]) -> list[Event]:
         """Log several calls, in order, as consecutive events in one transaction."""
@@ -454,7 +468,7 @@ class EventLog:
                 # against an outside writer; the insert trigger is the guard (it also requires a
                 # run's first event to name a stored run). Off here saves a lookup per append.
                 driver.execute("PRAGMA foreign_keys=OFF")
-            self._raw, self._driver = raw, driver
+            self._raw, self._driver, self._cursor = raw, driver, driver.cursor()
         return self._driver
 
     def _rollback(self, driver: Any) -> None:
@@ -468,10 +482,12 @@ class EventLog:
             self._release(broken=True)
 
     def _release(self, *, broken: bool = False) -> None:
-        raw, self._raw, self._driver = self._raw, None, None
+        raw, cursor = self._raw, self._cursor
+        self._raw, self._driver, self._cursor = None, None, None
         if raw is None:
             return
         try:
+            cursor.close()
             if broken:
                 raw.invalidate()
             else:
@@ -535,6 +551,20 @@ _SQLITE_COLUMNS = (
 _SQLITE_INSERT = (
     f"INSERT INTO log_events ({', '.join(_SQLITE_COLUMNS)}) VALUES ({', '.join('?' * len(_SQLITE_COLUMNS))})"
 )
+
+
+def _sqlite_own_insert(run_id: str, seat: str, session: str) -> str | None:
+    """`_SQLITE_INSERT` with run_id, version, seat and session of one log as SQL literals (None if
+    one holds a NUL, which a statement's text cannot): fewer values to bind per append."""
+    fixed = {"run_id": run_id, "version": LOG_VERSION, "seat": seat, "session": session}
+    if any("\x00" in str(value) for value in fixed.values()):
+        return None
+    values = [
+        "?" if name not in fixed else str(fixed[name]) if name == "version"
+        else "'" + str(fixed[name]).replace("'", "''") + "'"
+        for name in _SQLITE_COLUMNS
+    ]  # fmt: skip
+    return f"INSERT INTO log_events ({', '.join(_SQLITE_COLUMNS)}) VALUES ({', '.join(values)})"
 
 
 def _statements(dialect: sa.Dialect) -> _Statements:

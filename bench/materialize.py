@@ -3,7 +3,9 @@
 For each size, prints one JSON line (a row of issue #19's table) with its same-run baseline: the
 median wall and CPU time (user + system) to load the world and materialize it, in a fresh child
 process per repeat, with the render cache off (every file is rendered); the median wall and CPU
-time of `cp -r` of the produced tree, run right after each repeat; their ratios; and memory: the
+time of `cp -r` of the produced tree, run right after each repeat; their ratios; the user and
+system parts of both CPU figures (the system part, creating files, swells for both sides when
+other processes load the disk; the user part is what worldkit's own code costs); and memory: the
 child's peak RSS (its own and its forked workers', from `ru_maxrss`), its RSS once the world is
 loaded, and what materialize added beyond that. Targets (DESIGN §10, issue #19): total ≤ 2× `cp -r`
 at 100,000 files, ≤ 3× at 10,000; peak RSS ≤ 200 MB at 100,000, not growing with file count.
@@ -61,15 +63,15 @@ TARGETS = {10_000: 3.0, 100_000: 2.0}
 RSS_TARGET_MB = 200
 
 
-def _timed(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, str]:
-    """(wall s, CPU s of the process and its children, stdout) of one command."""
+def _timed(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float, str]:
+    """(wall s, CPU s of the process and its children, the user part of that CPU, stdout) of one command."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     done = subprocess.run(argv, capture_output=True, text=True, check=True, env=env)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, done.stdout
+    user = after.ru_utime - before.ru_utime
+    return wall, user + (after.ru_stime - before.ru_stime), user, done.stdout
 
 
 def bench_size(n: int, repeats: int, scratch: Path) -> dict:
@@ -86,11 +88,11 @@ def bench_size(n: int, repeats: int, scratch: Path) -> dict:
     for k in range(repeats):
         out = scratch / f"out-{n}-{k}"
         subprocess.run(["sync"], check=True)
-        wall, cpu, stdout = _timed([*child, str(out)], env)
-        runs.append({**json.loads(stdout), "wall_s": wall, "cpu_s": cpu})
+        wall, cpu, user, stdout = _timed([*child, str(out)], env)
+        runs.append({**json.loads(stdout), "wall_s": wall, "cpu_s": cpu, "user_cpu_s": user})
         subprocess.run(["sync"], check=True)
-        wall, cpu, _ = _timed(["cp", "-r", str(out), str(scratch / f"copy-{n}-{k}")])
-        copies.append({"wall_s": wall, "cpu_s": cpu})
+        wall, cpu, user, _ = _timed(["cp", "-r", str(out), str(scratch / f"copy-{n}-{k}")])
+        copies.append({"wall_s": wall, "cpu_s": cpu, "user_cpu_s": user})
     assert len({r["fingerprint"] for r in runs}) == 1, "fingerprints differ between repeats"
 
     def median(rows: list[dict], key: str) -> float:
@@ -117,7 +119,10 @@ def bench_size(n: int, repeats: int, scratch: Path) -> dict:
         "cpu_s": round(median(runs, "cpu_s"), 3),
         "load_cpu_s": round(median(runs, "load_cpu_s"), 3),
         "materialize_cpu_s": round(median(runs, "materialize_cpu_s"), 3),
+        "user_cpu_s": round(median(runs, "user_cpu_s"), 3),
+        "system_cpu_s": round(statistics.median(r["cpu_s"] - r["user_cpu_s"] for r in runs), 3),
         "cp_r_cpu_s": round(cp_cpu, 3),
+        "cp_r_system_cpu_s": round(statistics.median(c["cpu_s"] - c["user_cpu_s"] for c in copies), 3),
         "ratio_cpu_vs_cp": round(median(runs, "cpu_s") / cp_cpu, 2) if cp_cpu else None,
         "files_per_s": round(runs[0]["files"] / total),
         "peak_rss_mb": round(peak, 1),

@@ -39,8 +39,11 @@ NOON = dt.time(12, 0)
 """A date-only item's time of day (UTC): its date reads the same in every time zone from UTC-11 to UTC+11."""
 
 
+@lru_cache(maxsize=8192)
 def stamp(day: dt.date, time: dt.time = NOON) -> str:
-    """A file's intended modification time as recorded in the manifest: `YYYY-MM-DDTHH:MM:SSZ` (UTC)."""
+    """A file's intended modification time as recorded in the manifest: `YYYY-MM-DDTHH:MM:SSZ` (UTC).
+
+    Memoized: a world has few distinct days, and the files of one day share one string."""
     return dt.datetime.combine(day, time).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -75,6 +78,7 @@ class PlannedFile:
 
 _DOCUMENT, _RECORD, _MAIL, _MADE = range(4)
 """Kinds of planned file: planned when reached from an id (documents, records, mail), or made up front."""
+_SURFACE = {_DOCUMENT: "files", _RECORD: "records", _MAIL: "mail"}
 
 
 class PlannedFiles:
@@ -97,6 +101,15 @@ class PlannedFiles:
         make = self._make
         for path, _, kind, key in itertools.islice(self._order, start, stop):
             yield make(kind, key, path)
+
+    def meta(self, start: int, stop: int) -> Iterator[tuple[str, str, str]]:
+        """(path, surface, source) of each file of a run, without planning it (what a manifest entry
+        records besides the bytes' digest, size and date)."""
+        for path, _, kind, key in itertools.islice(self._order, start, stop):
+            if kind == _MADE:
+                yield path, key.surface, key.source
+            else:
+                yield path, _SURFACE[kind], key
 
 
 @dataclass(frozen=True)

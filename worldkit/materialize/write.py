@@ -12,8 +12,8 @@ import multiprocessing
 import os
 import platform
 import sys
-from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import jinja2
@@ -21,7 +21,7 @@ import jinja2
 from worldkit import __version__
 from worldkit._fs import atomic_directory
 from worldkit.errors import UsageError
-from worldkit.materialize.manifest import MANIFEST_NAME, Environment, Inputs, Manifest, Row, assemble
+from worldkit.materialize.manifest import MANIFEST_NAME, Environment, Inputs, Manifest, ManifestBuilder
 from worldkit.materialize.project import PlannedFile, PlannedFiles, Projection, plan_projection, stamp, stamp_seconds
 from worldkit.world.load import WorldPackage, load_world
 
@@ -86,24 +86,45 @@ def _write_new(path: str, data: bytes, seconds: int) -> None:
         os.utime(path, (seconds, seconds))
 
 
-_Row = Row
 _PARALLEL_MIN_FILES = 4000
+_RUNS_PER_JOB = 8
+"""Contiguous runs of the plan handed to each worker, in turn."""
 # Set just before forking workers; a forked worker reads its share of the plan from here.
 _FORK_PLAN: PlannedFiles | None = None
 
+Written = tuple[str, int, str]
+"""(sha256, size, mtime) of one written file: the rest of its manifest entry is in the plan."""
 
-def _write_rows(root: str, planned: Iterable[PlannedFile]) -> list[_Row]:
-    rows: list[_Row] = []
-    made: set[str] = set()
-    for item in planned:
+
+class _Tree:
+    """Writes planned files under `root`: each file is created, written, dated and closed (four
+    syscalls); each folder is made once, with one `mkdir` (its parents were made before it)."""
+
+    __slots__ = ("root", "made", "stamps")
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.made: set[str] = {""}
+        self.stamps: dict[str, str] = {}  # one string per distinct date: entries share them
+
+    def folder(self, rel: str) -> None:
+        parent = rel.rpartition("/")[0]
+        if parent not in self.made:
+            self.folder(parent)
+        try:
+            os.mkdir(self.root + "/" + rel)
+        except FileExistsError:  # made by another worker meanwhile
+            pass
+        self.made.add(rel)
+
+    def write(self, item: PlannedFile) -> Written:
         data, mtime = item.render()
-        parent = item.path.rpartition("/")[0]
-        if parent not in made:
-            os.makedirs(os.path.join(root, parent), exist_ok=True)
-            made.add(parent)
-        _write_new(os.path.join(root, item.path), data, stamp_seconds(mtime))
-        rows.append((item.path, hashlib.sha256(data).hexdigest(), len(data), item.surface, item.source, mtime))
-    return rows
+        path = item.path
+        parent = path.rpartition("/")[0]
+        if parent not in self.made:
+            self.folder(parent)
+        _write_new(self.root + "/" + path, data, stamp_seconds(mtime))
+        return hashlib.sha256(data).hexdigest(), len(data), self.stamps.setdefault(mtime, mtime)
 
 
 def _die_with_parent() -> None:
@@ -118,12 +139,18 @@ def _die_with_parent() -> None:
             os._exit(1)
 
 
-def _write_share(job: tuple[str, int, int]) -> list[_Row]:
-    """One worker's share: a contiguous run of the plan, so workers seldom create files in the same
-    directory at once (ext4 serializes that) and their rows come back in path order."""
+def _write_share(job: tuple[str, int, int]) -> list[Written]:
+    """A contiguous run of the plan, so workers seldom create files in the same directory at once (ext4
+    serializes that) and their results come back in path order."""
+    global _WORKER_TREE
     root, start, stop = job
     assert _FORK_PLAN is not None
-    return _write_rows(root, _FORK_PLAN.part(start, stop))
+    if _WORKER_TREE is None or _WORKER_TREE.root != root:
+        _WORKER_TREE = _Tree(root)  # kept across a worker's runs: it knows the folders it made
+    return [_WORKER_TREE.write(item) for item in _FORK_PLAN.part(start, stop)]
+
+
+_WORKER_TREE: _Tree | None = None
 
 
 def _jobs(n_files: int) -> int:
@@ -136,29 +163,49 @@ def _jobs(n_files: int) -> int:
     return min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
 
+class _DirectoryDates:
+    """No wall clock on disk: each directory gets the latest mtime beneath it (`manifest.json`, written
+    last, has the projection date; the root at least the projection date, as its seat card has)."""
+
+    def __init__(self, today: str) -> None:
+        self.latest: dict[str, str] = {"": today}
+
+    def note(self, path: str, mtime: str) -> None:
+        latest = self.latest
+        parent = path.rpartition("/")[0]
+        while latest.get(parent, "") < mtime:
+            # A folder is always at least as late as any folder beneath it: stop at the first that is.
+            latest[parent] = mtime
+            if not parent:
+                break
+            parent = parent.rpartition("/")[0]
+
+    def apply(self, root: str) -> None:
+        for rel, mtime in self.latest.items():
+            seconds = stamp_seconds(mtime)
+            os.utime(root + "/" + rel if rel else root, (seconds, seconds))
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 def write_projection(projection: Projection, tmp: Path) -> Manifest:
     """Render every planned file into `tmp` and return the manifest (also written there).
 
-    Large projections are rendered by forked workers, each taking a contiguous run of the planned
-    files (in path order); their rows are joined in that order, so the manifest does not depend on
-    the number of jobs.
+    The plan is streamed: each file is rendered, written and digested in turn, and its manifest
+    entry is added (and its line written to `manifest.json`) as it comes, so no list of bytes, rows
+    or lines is held. Large projections are rendered by forked workers, each taking contiguous
+    runs of the planned files (in path order); the entries are joined in that order, so the manifest
+    does not depend on the number of jobs (each worker takes the next run when it is done with one).
     """
     global _FORK_PLAN
     root = str(tmp)
     planned = projection.files()
     jobs = _jobs(len(planned))
     bundle_sha = projection.bundle()["sha256"]
-    if jobs == 1:
-        rows = _write_rows(root, planned)
-    else:
-        _FORK_PLAN = planned
-        try:
-            with multiprocessing.get_context("fork").Pool(jobs, initializer=_die_with_parent) as pool:
-                cuts = [len(planned) * i // jobs for i in range(jobs + 1)]
-                shares = pool.map(_write_share, [(root, cuts[i], cuts[i + 1]) for i in range(jobs)])
-        finally:
-            _FORK_PLAN = None
-        rows = [row for share in shares for row in share]
     state = projection.state
     inputs = Inputs(
         world=state.world_id,
@@ -171,28 +218,47 @@ def write_projection(projection: Projection, tmp: Path) -> Manifest:
     environment = Environment(
         worldkit=__version__, python=platform.python_version(), jinja2=jinja2.__version__, templates=state.template_digests
     )
-    manifest, data = assemble(inputs, environment, bundle_sha, rows)
-    _write_new(os.path.join(root, MANIFEST_NAME), data, stamp_seconds(stamp(projection.date)))
-    _date_directories(root, rows, stamp(projection.date))
+    today = stamp(projection.date)
+    dates = _DirectoryDates(today)
+    manifest_path = os.path.join(root, MANIFEST_NAME)
+    fd = os.open(manifest_path, _CREATE, 0o644)
+    try:
+        builder = ManifestBuilder(inputs, environment, bundle_sha, partial(_write_all, fd))
+        if jobs == 1:
+            tree = _Tree(root)
+            for item in planned:
+                sha, size, mtime = tree.write(item)
+                builder.add(item.path, sha, size, item.surface, item.source, mtime)
+                dates.note(item.path, mtime)
+        else:
+            _FORK_PLAN = planned
+            try:
+                with multiprocessing.get_context("fork").Pool(jobs, initializer=_die_with_parent) as pool:
+                    runs = jobs * _RUNS_PER_JOB
+                    cuts = [len(planned) * i // runs for i in range(runs + 1)]
+                    # Results come back in plan order while later runs are still being written, so the
+                    # entries are built (and the manifest written) alongside, not all after the last file.
+                    shares = pool.imap(_write_share, [(root, cuts[i], cuts[i + 1]) for i in range(runs)])
+                    for i, share in enumerate(shares):
+                        for (path, surface, source), (sha, size, mtime) in zip(
+                            planned.meta(cuts[i], cuts[i + 1]), share, strict=True
+                        ):
+                            builder.add(path, sha, size, surface, source, mtime)
+                            dates.note(path, mtime)
+                        del share
+            finally:
+                _FORK_PLAN = None
+        manifest = builder.finish()
+        os.pwrite(fd, manifest.fingerprint.encode("ascii"), builder.fingerprint_at)
+        seconds = stamp_seconds(today)
+        if _UTIME_FD:
+            os.utime(fd, (seconds, seconds))
+    finally:
+        os.close(fd)
+    if not _UTIME_FD:
+        os.utime(manifest_path, (seconds, seconds))
+    dates.apply(root)
     return manifest
-
-
-def _date_directories(root: str, rows: list[_Row], today: str) -> None:
-    """No wall clock on disk: each directory gets the latest mtime beneath it (`manifest.json`, written
-    last, has the projection date) (the root at least the projection date, as its seat card has)."""
-    latest: dict[str, str] = {"": today}
-    for row in rows:
-        path, mtime = row[0], row[5]
-        parent = path.rpartition("/")[0]
-        while True:
-            if latest.get(parent, "") < mtime:
-                latest[parent] = mtime
-            if not parent:
-                break
-            parent = parent.rpartition("/")[0]
-    for rel, mtime in latest.items():
-        seconds = stamp_seconds(mtime)
-        os.utime(os.path.join(root, rel) if rel else root, (seconds, seconds))
 
 
 def materialize(

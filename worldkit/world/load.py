@@ -12,25 +12,19 @@ Every error names the file, the entity id and the field, and says how to fix it.
 
 from __future__ import annotations
 
-import importlib.util
-import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
 from worldkit.errors import InvalidWorld, UsageError
 from worldkit.locate import world_dirs
 from worldkit.world.models import COLLECTIONS, Entities, Revision, WorldFile
 from worldkit.world.state import WorldState
-from worldkit.world.validate import validate_state
-from worldkit.world.yamlsafe import StrictLoader, problem_text
 
-_Loader = StrictLoader
 _ENTITY_MODELS: dict[str, type[BaseModel]] = {
     name: Entities.model_fields[name].annotation.__args__[0]  # type: ignore[union-attr]
     for name in COLLECTIONS
@@ -61,9 +55,14 @@ def resolve_world(name_or_path: str | Path) -> Path:
 
 
 def _read_yaml(path: Path) -> Any:
+    # A load from the world cache reads no YAML: the parser is imported by a load from source only.
+    import yaml
+
+    from worldkit.world.yamlsafe import StrictLoader, problem_text
+
     try:
         with open(path, encoding="utf-8") as handle:
-            return yaml.load(handle, Loader=_Loader)
+            return yaml.load(handle, Loader=StrictLoader)
     except yaml.YAMLError as error:
         raise InvalidWorld(f"not valid YAML{problem_text(error)}. Fix the file.", file=path) from None
     except UnicodeDecodeError:
@@ -118,7 +117,7 @@ class WorldPackage:
     root: Path
     spec: WorldFile
     base: dict[str, dict[str, BaseModel]]
-    origin: dict[tuple[str, str], str]
+    origin: Mapping[tuple[str, str], str]
     templates: dict[str, str]
     _revisions: dict[str, WorldState] = field(default_factory=dict, compare=False, repr=False)
 
@@ -185,6 +184,9 @@ def _load_generator(root: Path, spec: WorldFile) -> dict[str, Any]:
             file=root / "world.yaml",
             field="generator.module",
         )
+    import importlib.util
+    import random
+
     module_name = f"_worldkit_generator_{spec.id.replace('-', '_').replace('.', '_')}"
     loaded = importlib.util.spec_from_file_location(module_name, module_path)
     assert loaded is not None and loaded.loader is not None
@@ -353,6 +355,8 @@ def _resolve_revision(package: WorldPackage, name: str) -> WorldState:
         templates=package.templates,
         **{key: dict(sorted(items.items())) for key, items in collections.items()},
     )
+    from worldkit.world.validate import validate_state
+
     validate_state(state, origin)
     cache[name] = state
     return state

@@ -12,10 +12,9 @@ template's text match the file.
 from __future__ import annotations
 
 import datetime as dt
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-
-from worldkit.render.office import docx, eml, pdf, xlsx
 
 
 @dataclass(frozen=True)
@@ -34,11 +33,22 @@ class Format:
     extract: Callable[[bytes], str]
 
 
+def _on_call(module: str, name: str) -> Callable:
+    """`worldkit.render.office.<module>.<name>`, imported when first called: a world of text files
+    (and every command that renders none of these formats) never imports zip, csv or email code."""
+
+    def call(*args: object) -> object:
+        return getattr(importlib.import_module(f"{__name__}.{module}"), name)(*args)
+
+    call.__name__ = call.__qualname__ = f"{module}.{name}"
+    return call
+
+
 FORMATS: dict[str, Format] = {
-    ".docx": Format("DOCX", docx.render, docx.extract),
-    ".xlsx": Format("XLSX", xlsx.render, xlsx.extract),
-    ".pdf": Format("PDF", pdf.render, pdf.extract),
-    ".eml": Format("EML", eml.render, eml.extract),
+    ".docx": Format("DOCX", _on_call("docx", "render"), _on_call("docx", "extract")),
+    ".xlsx": Format("XLSX", _on_call("xlsx", "render"), _on_call("xlsx", "extract")),
+    ".pdf": Format("PDF", _on_call("pdf", "render"), _on_call("pdf", "extract")),
+    ".eml": Format("EML", _on_call("eml", "render"), _on_call("eml", "extract")),
 }
 """Extension → format (the registry)."""
 

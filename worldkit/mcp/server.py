@@ -113,11 +113,11 @@ def _handler(view: SeatView, spec: ToolSpec) -> Callable[..., Any]:
                 note["state_change"] = change.model_dump(mode="json")
         if note is not None:
             note["outcome"] = "ok"
-        # Built here (not by the SDK from the model) so the result is dumped once, not re-validated:
-        # the payload comes from our own validated model, so the envelope needs no validation either.
+        # Built here (not by the SDK from the model) so the result is dumped once. The envelope's
+        # validation is shallow (the payload dict is kept as is) and cheaper than model_construct.
         payload = result.model_dump(mode="json")
-        text = TextContent.model_construct(type="text", text=json.dumps(payload, ensure_ascii=False))
-        answer = CallToolResult.model_construct(content=[text], structured_content=payload, is_error=False)
+        text = TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))
+        answer = CallToolResult(content=[text], structured_content=payload, is_error=False)
         if note is not None:  # the logging middleware digests this body without dumping the answer again
             note["answer"], note["body"] = answer, payload
         return answer

@@ -220,28 +220,35 @@ class PipeWriteStream:
 async def serve_pipes(server: MCPServer, fd_in: int, fd_out: int, *, line_limit: int = LINE_LIMIT) -> None:
     """Serve `server` on the pipes `fd_in` (requests) and `fd_out` (answers) until EOF on `fd_in`.
 
-    Both descriptors are taken over (closed on return) and left in the blocking mode they had.
+    Both descriptors are taken over (closed on return); their open files are left in the blocking
+    mode they had.
     """
     loop = asyncio.get_running_loop()
-    blocking = os.get_blocking(fd_in), os.get_blocking(fd_out)
-    protocol = _LineProtocol(line_limit)
-    read_transport, _ = await loop.connect_read_pipe(lambda: protocol, os.fdopen(fd_in, "rb", buffering=0))
-    write_transport, write_protocol = await loop.connect_write_pipe(
-        asyncio.streams.FlowControlMixin, os.fdopen(fd_out, "wb", buffering=0)
-    )
-    writer = asyncio.StreamWriter(write_transport, write_protocol, None, loop)  # type: ignore[arg-type]
-    read_stream, write_stream = PipeReadStream(protocol), PipeWriteStream(writer)
+    # The loop makes both descriptions non-blocking and closes the descriptors itself (at EOF, say):
+    # duplicates, kept to the end, are where their blocking mode is put back.
+    kept = [(os.dup(fd), os.get_blocking(fd)) for fd in (fd_in, fd_out)]
+    transports: list[asyncio.BaseTransport] = []
     try:
+        protocol = _LineProtocol(line_limit)
+        read_transport, _ = await loop.connect_read_pipe(lambda: protocol, os.fdopen(fd_in, "rb", buffering=0))
+        transports.append(read_transport)
+        write_transport, write_protocol = await loop.connect_write_pipe(
+            asyncio.streams.FlowControlMixin, os.fdopen(fd_out, "wb", buffering=0)
+        )
+        transports.append(write_transport)
+        writer = asyncio.StreamWriter(write_transport, write_protocol, None, loop)  # type: ignore[arg-type]
+        read_stream, write_stream = PipeReadStream(protocol), PipeWriteStream(writer)
         lowlevel: Any = server._lowlevel_server  # noqa: SLF001 - what MCPServer.run_stdio_async runs
         await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
         await write_stream.flush()
     finally:
-        for transport, fd, was_blocking in ((read_transport, fd_in, blocking[0]), (write_transport, fd_out, blocking[1])):
+        for transport in transports:
+            transport.close()
+        for fd, was_blocking in kept:
             try:
                 os.set_blocking(fd, was_blocking)  # a shared terminal or pipe is left as it was found
-            except OSError:
-                pass
-            transport.close()
+            finally:
+                os.close(fd)
 
 
 def _pipe_like(fd: int) -> bool:

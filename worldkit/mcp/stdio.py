@@ -60,24 +60,30 @@ class _LineProtocol(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         buffer = self.buffer
+        scan = len(buffer)  # the buffer holds no newline: look only at what came
         buffer += data
         start = 0
-        while (end := buffer.find(b"\n", start)) >= 0:
+        while (end := buffer.find(b"\n", scan)) >= 0:
             if self.skipping:
                 self.skipping = False
+            elif end + 1 - start > self.limit:
+                self.lines.append(self._too_long())
             else:
                 self.lines.append(bytes(buffer[start : end + 1]))
-            start = end + 1
+            start = scan = end + 1
         del buffer[:start]
         if len(buffer) > self.limit:
             if not self.skipping:
-                self.lines.append(ValueError(f"a message line is longer than {self.limit} bytes; it was skipped"))
+                self.lines.append(self._too_long())
                 self.skipping = True
             buffer.clear()
         if len(self.lines) >= _PENDING_LINES and self.transport is not None and not self.paused:
             self.transport.pause_reading()
             self.paused = True
         self._wake()
+
+    def _too_long(self) -> ValueError:
+        return ValueError(f"a message line is longer than {self.limit} bytes; it was skipped")
 
     def eof_received(self) -> bool:
         self._finish()

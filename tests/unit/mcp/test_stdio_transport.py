@@ -187,6 +187,15 @@ async def test_an_over_long_line_is_one_error_item_and_the_next_line_is_read() -
     assert len(items) == 2
 
 
+async def test_an_over_long_line_in_one_chunk_is_refused_too() -> None:
+    protocol = _LineProtocol(64)
+    _feed(protocol, _request(1, "ping", {"pad": "x" * 100}) + _request(2, "ping"))
+    items = await _items(protocol)
+    assert isinstance(items[0], ValueError) and "longer than 64 bytes" in str(items[0])
+    assert isinstance(items[1], SessionMessage) and items[1].message.id == 2
+    assert len(items) == 2
+
+
 async def test_a_closed_stream_refuses_to_receive() -> None:
     protocol = _LineProtocol(1 << 20)
     _feed(protocol, _request(1, "ping"), eof=False)

@@ -35,6 +35,7 @@ from worldkit.mcp.results import (
     SendResult,
     UpdateResult,
     WriteResult,
+    output_schema,
 )
 from worldkit.mcp.base import WorldkitMCPServer
 from worldkit.mcp.calllog import CALL_NOTE, CallLogMiddleware
@@ -136,7 +137,7 @@ def _tool(view: SeatView, spec: ToolSpec) -> Tool:
         description=spec.description,
         parameters=spec.args.model_json_schema(),
         # A published schema without an output model: the handler returns a finished result.
-        fn_metadata=FuncMetadata(arg_model=arguments, output_schema=_RESULTS[spec.name].model_json_schema()),
+        fn_metadata=FuncMetadata(arg_model=arguments, output_schema=output_schema(_RESULTS[spec.name])),
         is_async=True,
         context_kwarg=None,
         annotations=_annotations(spec),

@@ -6,6 +6,11 @@ sentence per problem — which argument, what was expected, what came — and th
 list, instead of pydantic's multi-line report with a documentation URL. The rejected call is a
 `ToolError` like any refusal (the agent can read and correct it); its cause stays the
 `ValidationError`, so the SDK still logs only the field names.
+
+The SDK puts an OpenTelemetry middleware in front of every request; it is a no-op until a tracer
+provider is installed, yet costs each call a span's set-up. Where no provider is installed when
+the server is built, that middleware is dropped (the SDK's documented opt-out); with one
+installed (e.g. under `opentelemetry-instrument`), it stays and spans are emitted as before.
 """
 
 from __future__ import annotations
@@ -13,13 +18,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from pydantic import ValidationError
 
 from worldkit import __version__
 
-__all__ = ["WorldkitMCPServer", "describe_argument_errors"]
+__all__ = ["WorldkitMCPServer", "describe_argument_errors", "tracing_installed"]
 
 _SHOWN_VALUE = 40
 """Characters of a rejected value quoted back to the agent."""
@@ -31,6 +37,9 @@ class WorldkitMCPServer(MCPServer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("version", __version__)
         super().__init__(*args, **kwargs)
+        if not tracing_installed():
+            chain = self._lowlevel_server.middleware
+            chain[:] = [m for m in chain if not isinstance(m, OpenTelemetryMiddleware)]
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
@@ -42,6 +51,13 @@ class WorldkitMCPServer(MCPServer):
             tool = self._tool_manager.get_tool(name)
             schema = tool.parameters if tool is not None else {}
             raise ToolError(f"Error executing tool {name}: {describe_argument_errors(name, cause, schema)}") from cause
+
+
+def tracing_installed() -> bool:
+    """Whether an OpenTelemetry tracer provider is installed (spans would be recorded)."""
+    from opentelemetry import trace
+
+    return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider | trace.NoOpTracerProvider)
 
 
 def describe_argument_errors(tool: str, error: ValidationError, schema: dict[str, Any]) -> str:

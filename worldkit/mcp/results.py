@@ -1,6 +1,9 @@
 """What the seat's tools return: the structured outputs (and output schemas) of the ten tools.
 
-Pure pydantic models; `worldkit.mcp.seat` fills them and the server publishes their schemas.
+Pure pydantic models; `worldkit.mcp.seat` fills them and the server publishes their schemas
+(`output_schema`). In a published schema a nullable scalar (`int | None`) reads
+`{"type": ["integer", "null"]}` rather than pydantic's `anyOf` of two schemas: the same instances,
+and a fraction of the work for a client that validates every result against it.
 """
 
 from __future__ import annotations
@@ -8,6 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+from pydantic_core import core_schema
 
 __all__ = [
     "FileEntry",
@@ -24,7 +29,24 @@ __all__ = [
     "SendResult",
     "UpdateResult",
     "WriteResult",
+    "output_schema",
 ]
+
+
+class _NullableAsTypeList(GenerateJsonSchema):
+    """`T | None` of a plain scalar `T` as a type list; anything else as pydantic renders it."""
+
+    def nullable_schema(self, schema: core_schema.NullableSchema) -> JsonSchemaValue:
+        inner = self.generate_inner(schema["schema"])
+        kind = inner.get("type")
+        if set(inner) == {"type"} and isinstance(kind, str) and kind != "null":
+            return {"type": [kind, "null"]}
+        return inner if inner == {"type": "null"} else self.get_union_of_schemas([inner, {"type": "null"}])
+
+
+def output_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The output schema published for a tool returning `model`."""
+    return model.model_json_schema(schema_generator=_NullableAsTypeList)
 
 
 class _Out(BaseModel):

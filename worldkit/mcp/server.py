@@ -35,6 +35,7 @@ from worldkit.mcp.results import (
     SendResult,
     UpdateResult,
     WriteResult,
+    output_schema,
 )
 from worldkit.mcp.base import WorldkitMCPServer
 from worldkit.mcp.calllog import CALL_NOTE, CallLogMiddleware
@@ -113,11 +114,11 @@ def _handler(view: SeatView, spec: ToolSpec) -> Callable[..., Any]:
                 note["state_change"] = change.model_dump(mode="json")
         if note is not None:
             note["outcome"] = "ok"
-        # Built here (not by the SDK from the model) so the result is dumped once, not re-validated:
-        # the payload comes from our own validated model, so the envelope needs no validation either.
+        # Built here (not by the SDK from the model) so the result is dumped once. The envelope's
+        # validation is shallow (the payload dict is kept as is) and cheaper than model_construct.
         payload = result.model_dump(mode="json")
-        text = TextContent.model_construct(type="text", text=json.dumps(payload, ensure_ascii=False))
-        answer = CallToolResult.model_construct(content=[text], structured_content=payload, is_error=False)
+        text = TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))
+        answer = CallToolResult(content=[text], structured_content=payload, is_error=False)
         if note is not None:  # the logging middleware digests this body without dumping the answer again
             note["answer"], note["body"] = answer, payload
         return answer
@@ -136,7 +137,7 @@ def _tool(view: SeatView, spec: ToolSpec) -> Tool:
         description=spec.description,
         parameters=spec.args.model_json_schema(),
         # A published schema without an output model: the handler returns a finished result.
-        fn_metadata=FuncMetadata(arg_model=arguments, output_schema=_RESULTS[spec.name].model_json_schema()),
+        fn_metadata=FuncMetadata(arg_model=arguments, output_schema=output_schema(_RESULTS[spec.name])),
         is_async=True,
         context_kwarg=None,
         annotations=_annotations(spec),

@@ -1,58 +1,260 @@
-"""Serve an MCP server over stdio without a thread hop per message.
+"""Serve an MCP server over stdio with no thread and no extra task between the pipe and the server.
 
-The SDK's stdio transport reads and writes through `anyio.wrap_file`, which sends every line
-read, every write and every flush to a worker thread. Here stdin and stdout are event-loop pipes
-(asyncio's `connect_read_pipe` / `connect_write_pipe`) handed to the SDK's own `stdio_server`, so
-framing and parsing stay the SDK's. As in the SDK, fd 0 is pointed at the null device and fd 1 at
-stderr while serving, so stray output cannot corrupt the wire. When stdin or stdout is not a pipe,
-socket or terminal (e.g. a regular file), it falls back to the SDK transport.
+The SDK's `stdio_server` reads and writes through `anyio.wrap_file` (a worker-thread hop for every
+line read, every write and every flush) and couples the pipe to the server through two more tasks
+and memory streams. Here the pipes are event-loop transports, and the two streams the SDK's
+`Server.run` consumes (its `ReadStream` / `WriteStream` protocols) sit directly on them:
+
+- read: the pipe's bytes are split into lines as they arrive; each line is parsed exactly as the
+  SDK's transport parses it (`jsonrpc_message_adapter.validate_json`), and a line that is not a
+  JSON-RPC message is handed to the server as the exception item, as the SDK does;
+- write: a message is serialized as the SDK serializes it (one JSON line) and written to the pipe
+  at once, one write per message, from the task that answers the request — so the answer leaves
+  before that task's bookkeeping, and concurrent answers never interleave.
+
+The protocol is the SDK's own (`Server.run`: handshake, eras, errors, cancellation); only the
+transport underneath changes. As in the SDK, fd 0 is pointed at the null device and fd 1 at
+stderr while serving, so stray output cannot corrupt the wire. When stdin or stdout is not a
+pipe, socket or terminal (e.g. a regular file), the SDK's own transport serves.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import gc
 import os
 import stat
+from types import TracebackType
 from typing import Any
 
 import anyio
-
 from mcp.server.mcpserver import MCPServer
-from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from mcp.types import jsonrpc_message_adapter
 
-__all__ = ["run_stdio"]
+__all__ = ["PipeReadStream", "PipeWriteStream", "run_stdio", "serve_pipes"]
 
-_LINE_LIMIT = 1 << 26  # one JSON-RPC message per line; 64 MiB is far beyond any tool call
+LINE_LIMIT = 1 << 26
+"""Longest line accepted (64 MiB: far beyond any tool call); a longer one becomes an error item."""
+
+_PENDING_LINES = 64
+"""Parsed-but-unconsumed lines before reading pauses (the client then waits on a full pipe)."""
 
 
-class _Lines:
-    """`async for line in stdin` over an asyncio StreamReader."""
+class _LineProtocol(asyncio.Protocol):
+    """Splits the read pipe's bytes into complete lines, in the event loop's read callback."""
 
-    def __init__(self, reader: asyncio.StreamReader) -> None:
-        self.reader = reader
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.lines: collections.deque[bytes | Exception] = collections.deque()
+        self.buffer = bytearray()
+        self.skipping = False  # inside an over-long line: drop bytes until its newline
+        self.eof = False
+        self.waiter: asyncio.Future[None] | None = None
+        self.transport: asyncio.ReadTransport | None = None
+        self.paused = False
 
-    def __aiter__(self) -> _Lines:
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        buffer = self.buffer
+        scan = len(buffer)  # the buffer holds no newline: look only at what came
+        buffer += data
+        start = 0
+        while (end := buffer.find(b"\n", scan)) >= 0:
+            if self.skipping:
+                self.skipping = False
+            elif end + 1 - start > self.limit:
+                self.lines.append(self._too_long())
+            else:
+                self.lines.append(bytes(buffer[start : end + 1]))
+            start = scan = end + 1
+        del buffer[:start]
+        if len(buffer) > self.limit:
+            if not self.skipping:
+                self.lines.append(self._too_long())
+                self.skipping = True
+            buffer.clear()
+        if len(self.lines) >= _PENDING_LINES and self.transport is not None and not self.paused:
+            self.transport.pause_reading()
+            self.paused = True
+        self._wake()
+
+    def _too_long(self) -> ValueError:
+        return ValueError(f"a message line is longer than {self.limit} bytes; it was skipped")
+
+    def eof_received(self) -> bool:
+        self._finish()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._finish()
+
+    def _finish(self) -> None:
+        if not self.eof:
+            self.eof = True
+            if self.buffer and not self.skipping:  # a last line without its newline, as a file reader yields it
+                self.lines.append(bytes(self.buffer))
+            self.buffer.clear()
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def taken(self) -> None:
+        """A line was consumed: resume reading once the backlog is small again."""
+        if self.paused and len(self.lines) < _PENDING_LINES // 2 and self.transport is not None:
+            self.paused = False
+            self.transport.resume_reading()
+
+
+class PipeReadStream:
+    """The server's read stream over a read pipe: one item per line, a message or the parse error.
+
+    Items are parsed as the SDK's stdio transport parses them. Ends at EOF (`EndOfStream`); after
+    `aclose`, `receive` raises `ClosedResourceError`.
+    """
+
+    def __init__(self, protocol: _LineProtocol) -> None:
+        self._protocol = protocol
+        self._closed = False
+
+    async def receive(self) -> SessionMessage | Exception:
+        protocol = self._protocol
+        while not protocol.lines:
+            if self._closed:
+                raise anyio.ClosedResourceError
+            if protocol.eof:
+                raise anyio.EndOfStream
+            waiter = asyncio.get_running_loop().create_future()
+            protocol.waiter = waiter
+            try:
+                await waiter
+            finally:
+                protocol.waiter = None
+        if self._closed:
+            raise anyio.ClosedResourceError
+        line = protocol.lines.popleft()
+        protocol.taken()
+        if isinstance(line, Exception):
+            return line
+        try:
+            # As the SDK's stdin reader: UTF-8 with replacement, then the JSON-RPC message adapter.
+            return SessionMessage(jsonrpc_message_adapter.validate_json(line.decode("utf-8", "replace"), by_name=False))
+        except Exception as exc:  # noqa: BLE001 - the SDK hands any parse failure to the server as an item
+            return exc
+
+    def __aiter__(self) -> PipeReadStream:
         return self
 
-    async def __anext__(self) -> str:
-        line = await self.reader.readline()
-        if not line:
-            raise StopAsyncIteration
-        return line.decode("utf-8", errors="replace")
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    def close(self) -> None:
+        self._closed = True
+        self._protocol._wake()  # noqa: SLF001 - a waiting receive sees the close
+
+    async def aclose(self) -> None:
+        self.close()
+
+    async def __aenter__(self) -> PipeReadStream:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
 
 
-class _Output:
-    """`await write(text)` / `await flush()` over an asyncio StreamWriter."""
+class PipeWriteStream:
+    """The server's write stream over a write pipe: each message one JSON line, written at once.
+
+    Serialized as the SDK's stdio transport serializes (`model_dump_json(by_alias=True,
+    exclude_unset=True)`, UTF-8). `send` waits only when the pipe's buffer is over its high-water
+    mark (a client not reading). A lost pipe raises `BrokenResourceError`; after `aclose`,
+    `ClosedResourceError`.
+    """
 
     def __init__(self, writer: asyncio.StreamWriter) -> None:
-        self.writer = writer
+        self._writer = writer
+        self._closed = False
 
-    async def write(self, text: str) -> None:
-        self.writer.write(text.encode("utf-8"))
+    async def send(self, item: SessionMessage, /) -> None:
+        if self._closed:
+            raise anyio.ClosedResourceError
+        writer = self._writer
+        if writer.transport.is_closing():
+            raise anyio.BrokenResourceError
+        line = item.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
+        writer.write(line.encode("utf-8"))
+        if writer.transport.get_write_buffer_size():
+            try:
+                await writer.drain()
+            except ConnectionError as error:
+                raise anyio.BrokenResourceError from error
 
     async def flush(self) -> None:
-        await self.writer.drain()
+        """Wait until everything sent has reached the pipe (or the pipe is gone)."""
+        transport = self._writer.transport
+        if transport.is_closing() or not transport.get_write_buffer_size():
+            return
+        transport.set_write_buffer_limits(high=0)  # drain now waits for an empty buffer
+        try:
+            await self._writer.drain()
+        except ConnectionError:
+            pass
+
+    async def aclose(self) -> None:
+        self._closed = True
+
+    async def __aenter__(self) -> PipeWriteStream:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+
+async def serve_pipes(server: MCPServer, fd_in: int, fd_out: int, *, line_limit: int = LINE_LIMIT) -> None:
+    """Serve `server` on the pipes `fd_in` (requests) and `fd_out` (answers) until EOF on `fd_in`.
+
+    Both descriptors are taken over (closed on return); their open files are left in the blocking
+    mode they had.
+    """
+    loop = asyncio.get_running_loop()
+    # The loop makes both descriptions non-blocking and closes the descriptors itself (at EOF, say):
+    # duplicates, kept to the end, are where their blocking mode is put back.
+    kept = [(os.dup(fd), os.get_blocking(fd)) for fd in (fd_in, fd_out)]
+    transports: list[asyncio.BaseTransport] = []
+    try:
+        protocol = _LineProtocol(line_limit)
+        read_transport, _ = await loop.connect_read_pipe(lambda: protocol, os.fdopen(fd_in, "rb", buffering=0))
+        transports.append(read_transport)
+        write_transport, write_protocol = await loop.connect_write_pipe(
+            asyncio.streams.FlowControlMixin, os.fdopen(fd_out, "wb", buffering=0)
+        )
+        transports.append(write_transport)
+        writer = asyncio.StreamWriter(write_transport, write_protocol, None, loop)  # type: ignore[arg-type]
+        read_stream, write_stream = PipeReadStream(protocol), PipeWriteStream(writer)
+        lowlevel: Any = server._lowlevel_server  # noqa: SLF001 - what MCPServer.run_stdio_async runs
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+        await write_stream.flush()
+    finally:
+        for transport in transports:
+            transport.close()
+        for fd, was_blocking in kept:
+            try:
+                os.set_blocking(fd, was_blocking)  # a shared terminal or pipe is left as it was found
+            finally:
+                os.close(fd)
 
 
 def _pipe_like(fd: int) -> bool:
@@ -60,8 +262,7 @@ def _pipe_like(fd: int) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
 
 
-async def _serve(server: MCPServer) -> None:
-    loop = asyncio.get_running_loop()
+async def _serve_stdio(server: MCPServer) -> None:
     wire_in, wire_out = os.dup(0), os.dup(1)
     null = os.open(os.devnull, os.O_RDONLY)
     saved_in, saved_out = os.dup(0), os.dup(1)
@@ -69,16 +270,7 @@ async def _serve(server: MCPServer) -> None:
     os.close(null)
     os.dup2(2, 1)
     try:
-        reader = asyncio.StreamReader(limit=_LINE_LIMIT)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", buffering=0))
-        transport, protocol = await loop.connect_write_pipe(
-            asyncio.streams.FlowControlMixin, os.fdopen(wire_out, "wb", buffering=0)
-        )
-        writer = asyncio.StreamWriter(transport, protocol, None, loop)
-        lowlevel: Any = server._lowlevel_server  # noqa: SLF001 - what MCPServer.run_stdio_async runs
-        async with stdio_server(_Lines(reader), _Output(writer)) as (read_stream, write_stream):  # type: ignore[arg-type]
-            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
-        writer.close()
+        await serve_pipes(server, wire_in, wire_out)
     finally:
         os.dup2(saved_in, 0)
         os.dup2(saved_out, 1)
@@ -97,4 +289,4 @@ def run_stdio(server: MCPServer) -> None:
         return
     # anyio.run, not asyncio.run: it records that the loop is asyncio, so each of the SDK's
     # anyio calls (several per message) skips sniffing for the running library.
-    anyio.run(_serve, server)
+    anyio.run(_serve_stdio, server)

@@ -33,7 +33,7 @@ from worldkit.verify.inject import Injection, NotApplicable, edit_changeset
 from worldkit.verify.paths import SEAT_SPECIFIC
 from worldkit.verify.reuse import OVERLAYS, WORLD, Digests, TracedBaseline, changed_inputs, traced_baseline
 from worldkit.verify.scratch import ScratchCopy, fresh_dir, scratch_dir
-from worldkit.verify.seeded import CASES, Baseline, Pristine, load_pristine, prepare_copy
+from worldkit.verify.seeded import CASES, Baseline, Pristine, failing_checks, load_pristine, prepare_copy
 from worldkit.world.load import WorldPackage, load_world
 from worldkit.world.models import Classification
 
@@ -384,14 +384,17 @@ def run_mutations(
     kinds: list[str] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     jobs: int | None = None,
+    incremental: bool = True,
 ) -> MutationReport:
     """Apply `count` random single mutations (seeded), each to a fresh scratch copy, and verify each.
 
     Mutations are drawn here, one after another; each is verified in a forked child (`jobs` at
     once; None: one per core, or $WORLDKIT_VERIFY_JOBS; 1: here), which reuses the untouched
     copy's work: its loaded world, rebuilds, staged packages, and the verdict of every check whose
-    inputs the mutation left alone (`worldkit.verify.reuse`). The report is the same for any `jobs`.
-    `progress(label, done, count)` is told after the baseline and after each mutation, in order."""
+    inputs the mutation left alone (`worldkit.verify.reuse`). The report is the same for any `jobs`,
+    and the same with `incremental=False`, which verifies every mutation from scratch (the world
+    loaded again, every view rendered again, every watched check run): the reference the reuse is
+    tested against. `progress(label, done, count)` is told after the baseline and after each mutation, in order."""
     from worldkit.verify.fanout import fork_map
     from worldkit.verify.schedule import default_jobs
 
@@ -412,7 +415,7 @@ def run_mutations(
         names = sorted(kinds or MUTATORS)
         if base.overlays is None:
             names = [n for n in names if n not in _NEEDS_OVERLAYS]
-        shared = _Shared(pristine, traced, watched, before, revision_digests(pristine.package))
+        shared = _Shared(pristine, traced, watched, before, revision_digests(pristine.package), incremental)
         if progress:
             progress("baseline verified", 0, count)
 
@@ -449,6 +452,8 @@ class _Shared:
     watched: list[str]
     before: dict[Any, Any]
     revision_digests: dict[str, str]
+    incremental: bool = True
+    """False: reuse nothing from the baseline (the reference the reuse is tested against)."""
 
 
 @dataclass
@@ -493,7 +498,7 @@ def _evaluate(mutation: _Drawn, shared: _Shared) -> dict[str, Any]:
     baseline = shared.traced.baseline
     reasons: list[str] = []
     if "world" in injection.touches:
-        reasons += changed_views(shared.before, copy.world, shared.revision_digests)
+        reasons += changed_views(shared.before, copy.world, shared.revision_digests if shared.incremental else None)
     changed = changed_inputs(baseline, mutation.digests, injection)
     try:
         failed, errors = _failing_checks(mutation, shared, changed)
@@ -528,6 +533,9 @@ def _failing_checks(mutation: _Drawn, shared: _Shared, changed: frozenset[str]) 
     are lent where their inputs are unchanged."""
     copy, injection = mutation.copy, mutation.injection
     baseline = shared.traced.baseline
+    if not shared.incremental:
+        return failing_checks(copy, fresh_dir(mutation.case_root, "run-"), injection, only=shared.watched,
+                              stop_on_fail=True)
     same_world = WORLD not in changed
     package = shared.pristine.package.rebased(copy.world) if same_world else load_world(copy.world)
     only = shared.traced.to_run(shared.watched, changed)

@@ -16,7 +16,7 @@ This module never writes anything; it only decides what must run again.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -73,8 +73,10 @@ class TracingContext(VerifyContext):
                 trace.add(name)
         return object.__getattribute__(self, name)
 
-    def tracing(self, into: set[str] | None) -> None:
-        self.__dict__["_trace"] = into
+
+def _trace_into(ctx: TracingContext, names: set[str] | None) -> None:
+    """Start noting the attributes read from `ctx` into `names` (None: stop)."""
+    ctx.__dict__["_trace"] = names
 
 
 @dataclass
@@ -84,6 +86,8 @@ class TracedBaseline:
     baseline: Baseline
     reads: dict[str, frozenset[str]]
     """check id → inputs it read (only checks that ran)."""
+    attributes: dict[str, set[str]] = field(default_factory=dict)
+    """check id → the context attributes it read (what `reads` is derived from)."""
 
     def to_run(self, watched: list[str], changed: frozenset[str]) -> list[str]:
         """The watched checks that read an input in `changed` (a check not traced: run it)."""
@@ -93,16 +97,17 @@ class TracedBaseline:
 def traced_baseline(copy: ScratchCopy, work: Path, package: WorldPackage) -> TracedBaseline:
     """`Baseline.run(copy, work)` (every check but the reproducibility ones, in report order), traced."""
     ctx = TracingContext(package=package, manifests=copy.manifests, work=work, overlays=copy.overlays, repeats=1)
-    results, reads = [], {}
+    results, reads, raw = [], {}, {}
     for check_id in check_ids():
         cls = REGISTRY[check_id]
         if cls.tags & {REPEAT}:
             continue
         seen: set[str] = set()
-        ctx.tracing(seen)
+        _trace_into(ctx, seen)
         results.append(run_one(cls(), ctx))
-        ctx.tracing(None)
+        _trace_into(ctx, None)
         reads[check_id] = inputs_of(seen)
+        raw[check_id] = seen
     staged = ctx.tasks_or_missing
     baseline = Baseline(
         copy=copy,
@@ -114,7 +119,7 @@ def traced_baseline(copy: ScratchCopy, work: Path, package: WorldPackage) -> Tra
         overlays_sha256=tree_sha256(copy.overlays),
         manifests_sha256=tree_sha256(copy.manifests),
     )
-    return TracedBaseline(baseline, reads)
+    return TracedBaseline(baseline, reads, raw)
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,8 @@ from typing import Any
 from worldkit.canon import sha256_bytes
 from worldkit.errors import WorldkitError
 from worldkit.materialize.project import plan_projection
+from worldkit.materialize.reach import Change, Reads, TracingRenderer, change_between
+from worldkit.timeline import as_of
 from worldkit.verify.checks import REPEAT, check_ids, run_checks
 from worldkit.verify.context import VerifyContext
 from worldkit.verify.inject import Injection, NotApplicable, edit_changeset
@@ -36,6 +38,7 @@ from worldkit.verify.scratch import ScratchCopy, fresh_dir, scratch_dir
 from worldkit.verify.seeded import CASES, Baseline, Pristine, failing_checks, load_pristine, prepare_copy
 from worldkit.world.load import WorldPackage, load_world
 from worldkit.world.models import Classification
+from worldkit.world.state import WorldState
 
 Mutator = Callable[[Pristine, ScratchCopy, random.Random], Injection]
 
@@ -263,7 +266,7 @@ View = tuple[str, ...]
 
 
 def views(world: Path, keys: list[tuple[str, str, str]], known: tuple[dict[str, str], dict[Any, View]] | None = None,
-          ) -> dict[tuple[str, str, str], View] | str:
+          reach: Reach | None = None) -> dict[tuple[str, str, str], View] | str:
     """What each (rev, date, seat) of `keys` shows, rebuilt in memory from the world source alone:
     `("bundle", sha)` plus sorted `(path, sha)`; a view that cannot be built is `("error", why)`.
     A world that does not load gives the reason as a string.
@@ -271,7 +274,9 @@ def views(world: Path, keys: list[tuple[str, str, str]], known: tuple[dict[str, 
     `known` is (revision digests, views) of the unmutated world: a revision whose canonical digest
     is unchanged has the same views (a view is a function of the revision's state, which the digest
     covers, entities and templates alike — what the render memo relies on too), so only revisions a
-    mutation reached are rendered again."""
+    mutation reached are rendered again. With `reach` (what each shared file of the unmutated world
+    was rendered from, `Reach.of`), a revision that did change renders again only the files its
+    change reaches (`worldkit.materialize.reach`); the others keep the unmutated digest."""
     try:
         package = load_world(world)
     except WorldkitError as error:
@@ -280,6 +285,7 @@ def views(world: Path, keys: list[tuple[str, str, str]], known: tuple[dict[str, 
         return f"{type(error).__name__}: {error}"
     found: dict[tuple[str, str, str], tuple[str, ...]] = {}
     shared: dict[tuple[str, str], dict[str, str]] = {}
+    changes: dict[str, Change] = {}
     same = _unchanged_revisions(package, known[0]) if known is not None else set()
     for key in sorted(keys):
         rev, date, seat = key
@@ -289,19 +295,64 @@ def views(world: Path, keys: list[tuple[str, str, str]], known: tuple[dict[str, 
         # Shared files render from the seat-independent snapshot: digest each once per (rev, date).
         cache = shared.setdefault((rev, date), {})
         try:
-            projection = plan_projection(package.revision(rev), dt.date.fromisoformat(date), seat)
+            state = package.revision(rev)
+            projection = plan_projection(state, dt.date.fromisoformat(date), seat)
+            reused: dict[tuple[str, str, str], tuple[str, Reads]] = {}
+            change = None
+            if reach is not None and rev in reach.states:
+                if rev not in changes:
+                    changes[rev] = change_between(reach.states[rev], state)
+                change, reused = changes[rev], reach.files.get((rev, date), {})
             view: dict[str, str] = {}
             for planned in projection.files():
                 if planned.path in SEAT_SPECIFIC:
                     view[planned.path] = sha256_bytes(planned.produce())
-                else:
-                    if planned.path not in cache:
+                    continue
+                if planned.path not in cache:
+                    hit = reused.get((planned.path, planned.surface, planned.source))
+                    if change is not None and hit is not None and not change.reaches(hit[1]):
+                        cache[planned.path] = hit[0]
+                    else:
                         cache[planned.path] = sha256_bytes(planned.produce())
-                    view[planned.path] = cache[planned.path]
+                view[planned.path] = cache[planned.path]
             found[key] = ("bundle", projection.bundle()["sha256"], *(f"{p} {h}" for p, h in sorted(view.items())))
         except Exception as error:  # noqa: BLE001 - any failure to build is a changed view
             found[key] = ("error", str(getattr(error, "message", error)))
     return found
+
+
+@dataclass
+class Reach:
+    """What each shared file of the unmutated world's views was rendered from, with its digest."""
+
+    states: dict[str, WorldState]
+    """The unmutated state of each revision."""
+    files: dict[tuple[str, str], dict[tuple[str, str, str], tuple[str, Reads]]]
+    """(rev, date) → (path, surface, source) → (sha256, what its bytes were rendered from)."""
+
+    @classmethod
+    def of(cls, package: WorldPackage, before: dict[tuple[str, str, str], View]) -> Reach:
+        """Trace every shared file of the views `before` (of `package`); each (rev, date) renders its
+        files' templates once more, noting what they read."""
+        states = {rev: package.revision(rev) for rev in package.revision_names}
+        files: dict[tuple[str, str], dict[tuple[str, str, str], tuple[str, Reads]]] = {}
+        tracers: dict[tuple[str, str], TracingRenderer] = {}
+        for key, view in sorted(before.items()):
+            rev, date, seat = key
+            if view[0] == "error" or rev not in states:
+                continue
+            digests = dict(entry.rsplit(" ", 1) for entry in view[2:])  # a path may hold spaces
+            slot = files.setdefault((rev, date), {})
+            day = dt.date.fromisoformat(date)
+            tracer = tracers.get((rev, date))
+            if tracer is None:
+                tracer = tracers[(rev, date)] = TracingRenderer(as_of(states[rev], day))
+            for planned in plan_projection(states[rev], day, seat).files():
+                where = (planned.path, planned.surface, planned.source)
+                if planned.path in SEAT_SPECIFIC or where in slot or planned.path not in digests:
+                    continue
+                slot[where] = (digests[planned.path], tracer.reads(planned.surface, planned.source))
+        return cls(states, files)
 
 
 def _unchanged_revisions(package: WorldPackage, digests: dict[str, str]) -> set[str]:
@@ -320,10 +371,11 @@ def revision_digests(package: WorldPackage) -> dict[str, str]:
 
 
 def changed_views(before: dict[tuple[str, str, str], tuple[str, ...]], world: Path,
-                  digests: dict[str, str] | None = None) -> list[str]:
+                  digests: dict[str, str] | None = None, reach: Reach | None = None) -> list[str]:
     """The (rev, date, seat) whose view differs between `before` and the world now (why, for each);
-    with the unmutated world's revision `digests`, only revisions whose digest changed are rendered."""
-    after = views(world, list(before), (digests, before) if digests is not None else None)
+    with the unmutated world's revision `digests`, only revisions whose digest changed are rendered,
+    and with its `reach`, only the files of those a change reaches."""
+    after = views(world, list(before), (digests, before) if digests is not None else None, reach)
     if isinstance(after, str):
         return [f"world no longer loads: {after}"]
     changed = []
@@ -415,7 +467,8 @@ def run_mutations(
         names = sorted(kinds or MUTATORS)
         if base.overlays is None:
             names = [n for n in names if n not in _NEEDS_OVERLAYS]
-        shared = _Shared(pristine, traced, watched, before, revision_digests(pristine.package), incremental)
+        reach = Reach.of(pristine.package, before) if incremental else None
+        shared = _Shared(pristine, traced, watched, before, revision_digests(pristine.package), incremental, reach)
         if progress:
             progress("baseline verified", 0, count)
 
@@ -454,6 +507,8 @@ class _Shared:
     revision_digests: dict[str, str]
     incremental: bool = True
     """False: reuse nothing from the baseline (the reference the reuse is tested against)."""
+    reach: Reach | None = None
+    """What each shared file of the untouched views was rendered from (None: render every file again)."""
 
 
 @dataclass
@@ -498,7 +553,10 @@ def _evaluate(mutation: _Drawn, shared: _Shared) -> dict[str, Any]:
     baseline = shared.traced.baseline
     reasons: list[str] = []
     if "world" in injection.touches:
-        reasons += changed_views(shared.before, copy.world, shared.revision_digests if shared.incremental else None)
+        if shared.incremental:
+            reasons += changed_views(shared.before, copy.world, shared.revision_digests, shared.reach)
+        else:
+            reasons += changed_views(shared.before, copy.world)
     changed = changed_inputs(baseline, mutation.digests, injection)
     try:
         failed, errors = _failing_checks(mutation, shared, changed)

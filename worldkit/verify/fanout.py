@@ -131,6 +131,7 @@ def _start(work: Callable[[T], dict[str, Any]], item: T, running: dict[int, Any]
             while view:
                 view = view[os.write(write, view):]
             os._exit(code)
+    gc.unfreeze()
     os.close(write)
     return read, pid
 

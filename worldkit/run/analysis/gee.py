@@ -15,9 +15,6 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from statsmodels.genmod import cov_struct, families
-from statsmodels.genmod.generalized_estimating_equations import GEE
-from statsmodels.tools.sm_exceptions import PerfectSeparationWarning
 
 from worldkit.run.analysis.executions import Executions
 
@@ -128,6 +125,12 @@ def fit(y: np.ndarray, x: np.ndarray, groups: np.ndarray, agents: tuple[str, ...
     With `strict`, a perfect-separation warning from statsmodels raises `Separation` (bootstrap
     replicates pass `strict=False` and keep whatever the fit gives, as the study's code did).
     """
+    # statsmodels (with scipy) takes about a second to import: paid only when a GEE is fitted,
+    # not by every report that has nothing to compare.
+    from statsmodels.genmod import cov_struct, families
+    from statsmodels.genmod.generalized_estimating_equations import GEE
+    from statsmodels.tools.sm_exceptions import PerfectSeparationWarning
+
     model = GEE(y, x, groups=groups, family=families.Binomial(),
                 cov_struct=cov_struct.Exchangeable())
     with warnings.catch_warnings(record=True) as caught:

@@ -28,7 +28,6 @@ converged refits are bitwise equal to `gee.fit` on the same resamples.
 from __future__ import annotations
 
 import numpy as np
-from statsmodels.genmod import families
 
 __all__ = ["CTOL", "Refit"]
 
@@ -46,6 +45,8 @@ class Refit:
 
     def __init__(self, pieces: list[tuple[np.ndarray, np.ndarray]], grid: np.ndarray,
                  start: np.ndarray, maxiter: int) -> None:
+        from statsmodels.genmod import families  # imported when refitting, as in `gee.fit`
+
         family = families.Binomial()
         self._inverse = family.link.inverse
         self._inverse_deriv = family.link.inverse_deriv

@@ -9,8 +9,9 @@ order the jobs were drawn, so the outcome is the same as running them one after 
 is what `jobs=1` does, in this process).
 
 A child writes only what its job writes, never to this process's output streams (they are
-replaced by /dev/null in the child: another thread may hold their locks at fork time), and leaves
-with `os._exit`, so no cleanup that belongs to this process runs twice.
+replaced by /dev/null in the child: another thread, such as a progress bar's, may hold their locks
+at fork time; and a `--json` report on stdout must stay exactly the report), and leaves with
+`os._exit`, so no cleanup that belongs to this process runs twice.
 """
 
 from __future__ import annotations
@@ -116,6 +117,7 @@ def _start(work: Callable[[T], dict[str, Any]], item: T, running: dict[int, Any]
                 os.close(fd)
             _die_with_parent()
             sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - lives until os._exit
+            os.dup2(sys.stdout.fileno(), 1)  # nor may anything it starts print into this process's output
             payload = json.dumps({"ok": work(item)}).encode()
             code = 0
         except BaseException as error:  # noqa: BLE001 - every failure is reported to the parent

@@ -19,7 +19,7 @@ import datetime as dt
 import random
 import shutil
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,13 +27,18 @@ from typing import Any
 from worldkit.canon import sha256_bytes
 from worldkit.errors import WorldkitError
 from worldkit.materialize.project import plan_projection
-from worldkit.verify.checks import check_ids
+from worldkit.materialize.reach import Change, Reads, TracingRenderer, change_between
+from worldkit.timeline import as_of
+from worldkit.verify.checks import REPEAT, check_ids, run_checks
+from worldkit.verify.context import VerifyContext
 from worldkit.verify.inject import Injection, NotApplicable, edit_changeset
 from worldkit.verify.paths import SEAT_SPECIFIC
+from worldkit.verify.reuse import OVERLAYS, WORLD, Digests, TracedBaseline, changed_inputs, traced_baseline
 from worldkit.verify.scratch import ScratchCopy, fresh_dir, scratch_dir
 from worldkit.verify.seeded import CASES, Baseline, Pristine, failing_checks, load_pristine, prepare_copy
 from worldkit.world.load import WorldPackage, load_world
 from worldkit.world.models import Classification
+from worldkit.world.state import WorldState
 
 Mutator = Callable[[Pristine, ScratchCopy, random.Random], Injection]
 
@@ -261,7 +266,7 @@ View = tuple[str, ...]
 
 
 def views(world: Path, keys: list[tuple[str, str, str]], known: tuple[dict[str, str], dict[Any, View]] | None = None,
-          ) -> dict[tuple[str, str, str], View] | str:
+          reach: Reach | None = None) -> dict[tuple[str, str, str], View] | str:
     """What each (rev, date, seat) of `keys` shows, rebuilt in memory from the world source alone:
     `("bundle", sha)` plus sorted `(path, sha)`; a view that cannot be built is `("error", why)`.
     A world that does not load gives the reason as a string.
@@ -269,7 +274,9 @@ def views(world: Path, keys: list[tuple[str, str, str]], known: tuple[dict[str, 
     `known` is (revision digests, views) of the unmutated world: a revision whose canonical digest
     is unchanged has the same views (a view is a function of the revision's state, which the digest
     covers, entities and templates alike — what the render memo relies on too), so only revisions a
-    mutation reached are rendered again."""
+    mutation reached are rendered again. With `reach` (what each shared file of the unmutated world
+    was rendered from, `Reach.of`), a revision that did change renders again only the files its
+    change reaches (`worldkit.materialize.reach`); the others keep the unmutated digest."""
     try:
         package = load_world(world)
     except WorldkitError as error:
@@ -278,6 +285,7 @@ def views(world: Path, keys: list[tuple[str, str, str]], known: tuple[dict[str, 
         return f"{type(error).__name__}: {error}"
     found: dict[tuple[str, str, str], tuple[str, ...]] = {}
     shared: dict[tuple[str, str], dict[str, str]] = {}
+    changes: dict[str, Change] = {}
     same = _unchanged_revisions(package, known[0]) if known is not None else set()
     for key in sorted(keys):
         rev, date, seat = key
@@ -287,19 +295,64 @@ def views(world: Path, keys: list[tuple[str, str, str]], known: tuple[dict[str, 
         # Shared files render from the seat-independent snapshot: digest each once per (rev, date).
         cache = shared.setdefault((rev, date), {})
         try:
-            projection = plan_projection(package.revision(rev), dt.date.fromisoformat(date), seat)
+            state = package.revision(rev)
+            projection = plan_projection(state, dt.date.fromisoformat(date), seat)
+            reused: dict[tuple[str, str, str], tuple[str, Reads]] = {}
+            change = None
+            if reach is not None and rev in reach.states:
+                if rev not in changes:
+                    changes[rev] = change_between(reach.states[rev], state)
+                change, reused = changes[rev], reach.files.get((rev, date), {})
             view: dict[str, str] = {}
             for planned in projection.files():
                 if planned.path in SEAT_SPECIFIC:
                     view[planned.path] = sha256_bytes(planned.produce())
-                else:
-                    if planned.path not in cache:
+                    continue
+                if planned.path not in cache:
+                    hit = reused.get((planned.path, planned.surface, planned.source))
+                    if change is not None and hit is not None and not change.reaches(hit[1]):
+                        cache[planned.path] = hit[0]
+                    else:
                         cache[planned.path] = sha256_bytes(planned.produce())
-                    view[planned.path] = cache[planned.path]
+                view[planned.path] = cache[planned.path]
             found[key] = ("bundle", projection.bundle()["sha256"], *(f"{p} {h}" for p, h in sorted(view.items())))
         except Exception as error:  # noqa: BLE001 - any failure to build is a changed view
             found[key] = ("error", str(getattr(error, "message", error)))
     return found
+
+
+@dataclass
+class Reach:
+    """What each shared file of the unmutated world's views was rendered from, with its digest."""
+
+    states: dict[str, WorldState]
+    """The unmutated state of each revision."""
+    files: dict[tuple[str, str], dict[tuple[str, str, str], tuple[str, Reads]]]
+    """(rev, date) → (path, surface, source) → (sha256, what its bytes were rendered from)."""
+
+    @classmethod
+    def of(cls, package: WorldPackage, before: dict[tuple[str, str, str], View]) -> Reach:
+        """Trace every shared file of the views `before` (of `package`); each (rev, date) renders its
+        files' templates once more, noting what they read."""
+        states = {rev: package.revision(rev) for rev in package.revision_names}
+        files: dict[tuple[str, str], dict[tuple[str, str, str], tuple[str, Reads]]] = {}
+        tracers: dict[tuple[str, str], TracingRenderer] = {}
+        for key, view in sorted(before.items()):
+            rev, date, seat = key
+            if view[0] == "error" or rev not in states:
+                continue
+            digests = dict(entry.rsplit(" ", 1) for entry in view[2:])  # a path may hold spaces
+            slot = files.setdefault((rev, date), {})
+            day = dt.date.fromisoformat(date)
+            tracer = tracers.get((rev, date))
+            if tracer is None:
+                tracer = tracers[(rev, date)] = TracingRenderer(as_of(states[rev], day))
+            for planned in plan_projection(states[rev], day, seat).files():
+                where = (planned.path, planned.surface, planned.source)
+                if planned.path in SEAT_SPECIFIC or where in slot or planned.path not in digests:
+                    continue
+                slot[where] = (digests[planned.path], tracer.reads(planned.surface, planned.source))
+        return cls(states, files)
 
 
 def _unchanged_revisions(package: WorldPackage, digests: dict[str, str]) -> set[str]:
@@ -318,10 +371,11 @@ def revision_digests(package: WorldPackage) -> dict[str, str]:
 
 
 def changed_views(before: dict[tuple[str, str, str], tuple[str, ...]], world: Path,
-                  digests: dict[str, str] | None = None) -> list[str]:
+                  digests: dict[str, str] | None = None, reach: Reach | None = None) -> list[str]:
     """The (rev, date, seat) whose view differs between `before` and the world now (why, for each);
-    with the unmutated world's revision `digests`, only revisions whose digest changed are rendered."""
-    after = views(world, list(before), (digests, before) if digests is not None else None)
+    with the unmutated world's revision `digests`, only revisions whose digest changed are rendered,
+    and with its `reach`, only the files of those a change reaches."""
+    after = views(world, list(before), (digests, before) if digests is not None else None, reach)
     if isinstance(after, str):
         return [f"world no longer loads: {after}"]
     changed = []
@@ -381,10 +435,21 @@ def run_mutations(
     scratch: Path | None = None,
     kinds: list[str] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    jobs: int | None = None,
+    incremental: bool = True,
 ) -> MutationReport:
     """Apply `count` random single mutations (seeded), each to a fresh scratch copy, and verify each.
 
-    `progress(label, done, count)` is told after the baseline and after each mutation."""
+    Mutations are drawn here, one after another; each is verified in a forked child (`jobs` at
+    once; None: one per core, or $WORLDKIT_VERIFY_JOBS; 1: here), which reuses the untouched
+    copy's work: its loaded world, rebuilds, staged packages, and the verdict of every check whose
+    inputs the mutation left alone (`worldkit.verify.reuse`). The report is the same for any `jobs`,
+    and the same with `incremental=False`, which verifies every mutation from scratch (the world
+    loaded again, every view rendered again, every watched check run): the reference the reuse is
+    tested against. `progress(label, done, count)` is told after the baseline and after each mutation, in order."""
+    from worldkit.verify.fanout import fork_map
+    from worldkit.verify.schedule import default_jobs
+
     rng = random.Random(seed)
     report = MutationReport(seed=seed)
     with scratch_dir(scratch, prefix="worldkit-mutations-") as root:
@@ -393,7 +458,8 @@ def run_mutations(
         before = views(base.world, pristine.keys)
         if isinstance(before, str):
             raise WorldkitError(f"the world does not load: {before}")
-        baseline = Baseline.run(base, fresh_dir(root, "baseline-"))
+        traced = traced_baseline(base, fresh_dir(root, "baseline-"), pristine.package)
+        baseline = traced.baseline
         report.baseline_failures = baseline.failed + baseline.errored
         # A check that already fails cannot show a mutation: leave it out, so that nothing is
         # counted as detected merely because the untouched world fails too.
@@ -401,28 +467,66 @@ def run_mutations(
         names = sorted(kinds or MUTATORS)
         if base.overlays is None:
             names = [n for n in names if n not in _NEEDS_OVERLAYS]
+        reach = Reach.of(pristine.package, before) if incremental else None
+        shared = _Shared(pristine, traced, watched, before, revision_digests(pristine.package), incremental, reach)
         if progress:
             progress("baseline verified", 0, count)
-        for number in range(1, count + 1):
-            case_root = fresh_dir(root, f"m{number:04d}-")
-            row = _one(number, names, rng, pristine, base, case_root, watched, baseline, before)
+
+        def drawn() -> Iterator[_Drawn]:
+            for number in range(1, count + 1):
+                yield _draw(number, names, rng, pristine, base, fresh_dir(root, f"m{number:04d}-"), baseline)
+
+        def verify(mutation: _Drawn) -> dict[str, Any]:
+            try:
+                return _evaluate(mutation, shared)
+            finally:
+                shutil.rmtree(mutation.case_root, ignore_errors=True)
+
+        def done(index: int, row: dict[str, Any]) -> None:
             report.rows.append(row)
             if progress:
-                progress(f"mutation {number}: {row['kind']} ({'detected' if row['detected'] else 'not detected'})",
-                         number, count)
-            shutil.rmtree(case_root, ignore_errors=True)
+                progress(f"mutation {row['n']}: {row['kind']} ({'detected' if row['detected'] else 'not detected'})",
+                         row["n"], count)
+
+        fork_map(drawn(), verify, default_jobs() if jobs is None else max(1, jobs), done)
     return report
 
-
-_WORLD_ONLY = {"date-conformance"}
-"""Checks whose inputs are the world source alone (nothing frozen, staged or served)."""
 
 _NEEDS_OVERLAYS = {"staged-byte-flip", "seeded:renamed-verifier-file", "seeded:deleted-evidence-source",
                    "seeded:verifier-file-on-candidate-side"}
 
 
-def _one(number: int, names: list[str], rng: random.Random, pristine: Pristine, base: ScratchCopy,
-         case_root: Path, watched: list[str], baseline: Baseline, before: dict[Any, Any]) -> dict[str, Any]:
+@dataclass
+class _Shared:
+    """What every mutation of one campaign reads: the untouched copy and the baseline verify run over it."""
+
+    pristine: Pristine
+    traced: TracedBaseline
+    watched: list[str]
+    before: dict[Any, Any]
+    revision_digests: dict[str, str]
+    incremental: bool = True
+    """False: reuse nothing from the baseline (the reference the reuse is tested against)."""
+    reach: Reach | None = None
+    """What each shared file of the untouched views was rendered from (None: render every file again)."""
+
+
+@dataclass
+class _Drawn:
+    """One drawn mutation, injected into its scratch copy and not yet verified."""
+
+    number: int
+    kind: str
+    copy: ScratchCopy
+    injection: Injection
+    digests: Digests
+    case_root: Path
+    no_change: list[str]
+
+
+def _draw(number: int, names: list[str], rng: random.Random, pristine: Pristine, base: ScratchCopy,
+          case_root: Path, baseline: Baseline) -> _Drawn:
+    """Draw a mutation and inject it (the campaign's random choices are all made here, in order)."""
     no_change: list[str] = []
     for _attempt in range(20):
         kind = rng.choice(names)
@@ -432,24 +536,30 @@ def _one(number: int, names: list[str], rng: random.Random, pristine: Pristine, 
         except (NotApplicable, IndexError):
             shutil.rmtree(copy.root, ignore_errors=True)
             continue
-        if baseline.unchanged(copy, injection):
+        digests = Digests.of(copy)
+        if not changed_inputs(baseline, digests, injection):
             # A mutation that changes no byte (a value set to itself, say) tests nothing: it is
             # drawn again and reported apart, never counted as undetected.
             no_change.append(f"{kind}: {injection.description}")
             shutil.rmtree(copy.root, ignore_errors=True)
             continue
-        break
-    else:  # pragma: no cover - every world supports the world-source kinds
-        raise RuntimeError("no applicable mutation kind")
+        return _Drawn(number, kind, copy, injection, digests, case_root, no_change)
+    raise RuntimeError("no applicable mutation kind")  # pragma: no cover - every world supports the world-source kinds
+
+
+def _evaluate(mutation: _Drawn, shared: _Shared) -> dict[str, Any]:
+    """Verify one drawn mutation: the oracle's verdict (does any seat see a change?) and the checks'."""
+    copy, injection, case_root = mutation.copy, mutation.injection, mutation.case_root
+    baseline = shared.traced.baseline
     reasons: list[str] = []
     if "world" in injection.touches:
-        reasons += changed_views(before, copy.world, revision_digests(pristine.package))
+        if shared.incremental:
+            reasons += changed_views(shared.before, copy.world, shared.revision_digests, shared.reach)
+        else:
+            reasons += changed_views(shared.before, copy.world)
+    changed = changed_inputs(baseline, mutation.digests, injection)
     try:
-        same_world = baseline.reusable(copy)[0] is not None
-        # date-conformance reads the world alone: an unchanged world gives the baseline's verdict.
-        only = [c for c in watched if not (same_world and c in _WORLD_ONLY)]
-        failed, errors = failing_checks(copy, fresh_dir(case_root, "run-"), injection, only=only, stop_on_fail=True,
-                                        baseline=baseline)
+        failed, errors = _failing_checks(mutation, shared, changed)
         blocked = None
     except Exception as error:  # noqa: BLE001 - verify refuses a world that does not load, whatever the cause
         failed, errors, blocked = [], [], f"world does not load ({type(error).__name__})"
@@ -461,12 +571,42 @@ def _one(number: int, names: list[str], rng: random.Random, pristine: Pristine, 
     detected_by = failed[0] if failed else ("world-does-not-load" if blocked else ("check-error" if errors else ""))
     scrub = lambda text: text.replace(str(copy.root), "<copy>").replace(str(case_root), "<scratch>")  # noqa: E731
     return {
-        "n": number,
-        "kind": kind,
-        "mutation": scrub(f"{kind}: {description}"),
+        "n": mutation.number,
+        "kind": mutation.kind,
+        "mutation": scrub(f"{mutation.kind}: {description}"),
         "projection_changing": bool(reasons),
         "changed": [scrub(r) for r in reasons[:5]],
         "detected": bool(failed or blocked or errors),
         "detected_by": detected_by,
-        "no_change_redrawn": no_change,
+        "no_change_redrawn": mutation.no_change,
     }
+
+
+def _failing_checks(mutation: _Drawn, shared: _Shared, changed: frozenset[str]) -> tuple[list[str], list[str]]:
+    """(failed, errored) check ids of verify over the mutated copy, cheapest first, up to the first failure.
+
+    Only the checks that read an input the mutation changed run (`TracedBaseline.to_run`): the
+    others read what the baseline read and pass as they did there. An unchanged world is the
+    pristine package moved onto the copy (no load); the baseline's rebuilds and staged packages
+    are lent where their inputs are unchanged."""
+    copy, injection = mutation.copy, mutation.injection
+    baseline = shared.traced.baseline
+    if not shared.incremental:
+        return failing_checks(copy, fresh_dir(mutation.case_root, "run-"), injection, only=shared.watched,
+                              stop_on_fail=True)
+    same_world = WORLD not in changed
+    package = shared.pristine.package.rebased(copy.world) if same_world else load_world(copy.world)
+    only = shared.traced.to_run(shared.watched, changed)
+    if not only:
+        return [], []
+    ctx = VerifyContext(
+        package=package, manifests=copy.manifests, work=fresh_dir(mutation.case_root, "run-"), overlays=copy.overlays,
+        repeats=1, server_factory=injection.server_factory, tamper_staged=injection.tamper_staged,
+        store=injection.store, runs=injection.runs,
+    )
+    if same_world:
+        ctx._builds.update(baseline.builds)
+        if OVERLAYS not in changed:
+            ctx.staged_from = baseline.staged
+    results = run_checks(ctx, only=only, exclude_tags={REPEAT}, stop_on_fail=True, cheapest_first=True)
+    return [r.id for r in results if r.status == "fail"], [f"{r.id}: {r.reason}" for r in results if r.status == "error"]

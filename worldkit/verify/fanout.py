@@ -1,0 +1,164 @@
+"""Run independent jobs in forked child processes, one child per job, and hand the results back in order.
+
+The mutation campaign draws each mutation in this process (its random choices must follow one
+another) and verifies it in a child forked right after the draw, so the child inherits everything
+built before it — the loaded world, the baseline's rebuilds and staged packages, the injected
+hooks — without pickling any of it. At most `jobs` children run at once, and this process draws
+the next job while they run. A child returns one JSON object; results are handed to `done` in the
+order the jobs were drawn, so the outcome is the same as running them one after another (which
+is what `jobs=1` does, in this process).
+
+A child writes only what its job writes, never to this process's output streams (they are
+replaced by /dev/null in the child: another thread, such as a progress bar's, may hold their locks
+at fork time; and a `--json` report on stdout must stay exactly the report), and leaves with
+`os._exit`, so no cleanup that belongs to this process runs twice.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import selectors
+import signal
+import sys
+import traceback
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+from worldkit.errors import ExitCode, WorldkitError
+
+T = TypeVar("T")
+
+
+class ChildFailed(WorldkitError):
+    """A forked child crashed or was killed before returning its job's result."""
+
+
+def can_fork() -> bool:
+    return hasattr(os, "fork") and sys.platform != "win32"
+
+
+def fork_map(items: Iterable[T], work: Callable[[T], dict[str, Any]], jobs: int,
+             done: Callable[[int, dict[str, Any]], None]) -> None:
+    """`done(n, work(item_n))` for every item, in order; `work` runs in up to `jobs` forked children.
+
+    `items` is iterated in this process, lazily: the next item is drawn while children run. A
+    WorldkitError raised by `work` in a child is raised here again (same message); any other
+    exception becomes a `ChildFailed` carrying the child's traceback."""
+    if jobs <= 1 or not can_fork():
+        for n, item in enumerate(items):
+            done(n, work(item))
+        return
+    source = iter(items)
+    ahead: list[tuple[int, T]] = []
+    running: dict[int, tuple[int, int, list[bytes]]] = {}  # fd → (n, pid, chunks)
+    finished: dict[int, dict[str, Any]] = {}
+    selector = selectors.DefaultSelector()
+    drawn = emitted = 0
+    exhausted = False
+
+    def draw() -> None:
+        nonlocal drawn, exhausted
+        try:
+            ahead.append((drawn, next(source)))
+            drawn += 1
+        except StopIteration:
+            exhausted = True
+
+    try:
+        while True:
+            while len(running) < jobs and (ahead or not exhausted):
+                if not ahead:
+                    draw()
+                    continue
+                n, item = ahead.pop(0)
+                fd, pid = _start(work, item, running)
+                running[fd] = (n, pid, [])
+                selector.register(fd, selectors.EVENT_READ)
+            if not ahead and not exhausted:
+                draw()  # the next job is ready when a child finishes
+            if not running:
+                break
+            for key, _ in selector.select():
+                fd = int(key.fd)
+                chunk = os.read(fd, 1 << 16)
+                if chunk:
+                    running[fd][2].append(chunk)
+                    continue
+                selector.unregister(fd)
+                os.close(fd)
+                n, pid, chunks = running.pop(fd)
+                finished[n] = _result(pid, b"".join(chunks))
+            while emitted in finished:
+                done(emitted, finished.pop(emitted))
+                emitted += 1
+    finally:
+        for fd, (_, pid, _) in running.items():
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
+            os.close(fd)
+        selector.close()
+
+
+def _start(work: Callable[[T], dict[str, Any]], item: T, running: dict[int, Any]) -> tuple[int, int]:
+    read, write = os.pipe()
+    gc.freeze()  # what exists now is shared with the child: its collector leaves those pages alone
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child (its coverage is not collected)
+        code = 1
+        payload = b""
+        try:
+            os.close(read)
+            for fd in running:
+                os.close(fd)
+            _die_with_parent()
+            sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - lives until os._exit
+            os.dup2(sys.stdout.fileno(), 1)  # nor may anything it starts print into this process's output
+            payload = json.dumps({"ok": work(item)}).encode()
+            code = 0
+        except BaseException as error:  # noqa: BLE001 - every failure is reported to the parent
+            payload = json.dumps({
+                "error": type(error).__name__,
+                "worldkit": isinstance(error, WorldkitError),
+                "exit_code": int(getattr(error, "exit_code", 4)),
+                "message": getattr(error, "message", str(error)),
+                "trace": traceback.format_exc(),
+            }).encode()
+        finally:
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(write, view):]
+            os._exit(code)
+    gc.unfreeze()
+    os.close(write)
+    return read, pid
+
+
+def _result(pid: int, raw: bytes) -> dict[str, Any]:
+    _, status = os.waitpid(pid, 0)
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        body = None
+    if isinstance(body, dict) and "ok" in body:
+        return body["ok"]
+    if isinstance(body, dict) and body.get("worldkit"):
+        error = WorldkitError(body["message"])
+        error.exit_code = ExitCode(body["exit_code"])
+        raise error
+    why = body["trace"] if isinstance(body, dict) else f"it exited with status {status} and no result"
+    raise ChildFailed(f"a forked mutation worker failed: {why}; run with one job (WORLDKIT_VERIFY_JOBS=1) to see it here")
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child
+    """A child must not outlive a killed campaign (it would keep writing into the scratch folder)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if os.getppid() == 1:
+            os._exit(1)

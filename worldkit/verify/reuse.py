@@ -1,0 +1,161 @@
+"""What a mutated scratch copy can reuse from the untouched one: the verdicts of checks whose inputs it left alone.
+
+A check reads a `VerifyContext` and nothing else that a mutation can change (a mutation edits
+files inside its own scratch copy and sets the context's hooks), and it is deterministic. So a
+check whose inputs are the same as in the baseline run gives the baseline's result again. The
+baseline runs every check over a `TracingContext`, which notes each context attribute a check
+reads; `INPUTS` maps each attribute to the inputs it derives from (the world folder, the frozen
+manifests, the overlays, the staging hook, the server hook, the event-log store). A mutation
+then reruns exactly the checks that read an input it changed (`changed_inputs`), and skips the
+rest, which pass as they did. An attribute this module does not know counts as reading every
+input, so a check is never skipped on a guess.
+
+This module never writes anything; it only decides what must run again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from worldkit.verify.checks import REGISTRY, REPEAT, check_ids, run_one
+from worldkit.verify.context import VerifyContext
+from worldkit.verify.inject import Injection
+from worldkit.verify.scratch import ScratchCopy
+from worldkit.verify.seeded import Baseline, tree_sha256
+from worldkit.world.load import WorldPackage
+
+WORLD, MANIFESTS, OVERLAYS, STAGED, SERVER, LOG = "world", "manifests", "overlays", "staged", "server", "log"
+ALL = frozenset({WORLD, MANIFESTS, OVERLAYS, STAGED, SERVER, LOG})
+"""Every input of a verify run over a scratch copy that a mutation can change."""
+
+_TASKS = frozenset({WORLD, MANIFESTS, OVERLAYS, STAGED})
+"""Staged tasks: applied from the world and the overlays (next to the manifests), then the staging hook."""
+
+INPUTS: dict[str, frozenset[str]] = {
+    # the world and what is built from it alone
+    "package": frozenset({WORLD}), "builder": frozenset({WORLD}), "_builds": frozenset({WORLD}),
+    "rebuild": frozenset({WORLD}), "fresh_build": frozenset({WORLD}), "repeat_round": frozenset({WORLD}),
+    "_round": frozenset({WORLD}), "latest_rev": frozenset({WORLD}),
+    # the frozen manifests
+    "manifests": frozenset({MANIFESTS}), "index_or_error": frozenset({MANIFESTS}), "index": frozenset({MANIFESTS}),
+    "frozen": frozenset({MANIFESTS}), "frozen_entry": frozenset({MANIFESTS}), "readable": frozenset({MANIFESTS}),
+    "dates": frozenset({WORLD, MANIFESTS}),
+    # staged tasks
+    "overlays": _TASKS, "tasks": _TASKS, "tasks_or_missing": _TASKS, "staged_from": _TASKS, "tamper_staged": _TASKS,
+    # hooks
+    "server_factory": frozenset({SERVER}), "store": frozenset({LOG}), "runs": frozenset({LOG}),
+    # fixed for every run of a campaign (where scratch goes; one repeat)
+    "work": frozenset(), "repeats": frozenset(),
+    # work a check launched early (the reproducibility checks, which campaigns leave out): anything
+    "started": ALL,
+}  # fmt: skip
+"""Context attribute → the inputs its value depends on."""
+
+
+def inputs_of(names: Iterable[str]) -> frozenset[str]:
+    """The inputs behind the context attributes `names` (an unknown attribute: all of them)."""
+    found: set[str] = set()
+    for name in names:
+        found |= INPUTS.get(name, ALL)
+    return frozenset(found)
+
+
+class TracingContext(VerifyContext):
+    """A `VerifyContext` that notes, in `trace` (when set), every attribute read from it."""
+
+    def __getattribute__(self, name: str) -> Any:
+        if not name.startswith("__"):
+            trace = object.__getattribute__(self, "__dict__").get("_trace")
+            if trace is not None:
+                trace.add(name)
+        return object.__getattribute__(self, name)
+
+
+def _trace_into(ctx: TracingContext, names: set[str] | None) -> None:
+    """Start noting the attributes read from `ctx` into `names` (None: stop)."""
+    ctx.__dict__["_trace"] = names
+
+
+@dataclass
+class TracedBaseline:
+    """The baseline verify run over the untouched copy, and the inputs each check read in it."""
+
+    baseline: Baseline
+    reads: dict[str, frozenset[str]]
+    """check id → inputs it read (only checks that ran)."""
+    attributes: dict[str, set[str]] = field(default_factory=dict)
+    """check id → the context attributes it read (what `reads` is derived from)."""
+
+    def to_run(self, watched: list[str], changed: frozenset[str]) -> list[str]:
+        """The watched checks that read an input in `changed` (a check not traced: run it)."""
+        return [c for c in watched if self.reads.get(c, ALL) & changed]
+
+
+def traced_baseline(copy: ScratchCopy, work: Path, package: WorldPackage) -> TracedBaseline:
+    """`Baseline.run(copy, work)` (every check but the reproducibility ones, in report order), traced."""
+    ctx = TracingContext(package=package, manifests=copy.manifests, work=work, overlays=copy.overlays, repeats=1)
+    results, reads, raw = [], {}, {}
+    for check_id in check_ids():
+        cls = REGISTRY[check_id]
+        if cls.tags & {REPEAT}:
+            continue
+        seen: set[str] = set()
+        _trace_into(ctx, seen)
+        results.append(run_one(cls(), ctx))
+        _trace_into(ctx, None)
+        reads[check_id] = inputs_of(seen)
+        raw[check_id] = seen
+    staged = ctx.tasks_or_missing
+    baseline = Baseline(
+        copy=copy,
+        failed=[r.id for r in results if r.status == "fail"],
+        errored=[f"{r.id}: {r.reason}" for r in results if r.status == "error"],
+        builds=dict(ctx._builds),
+        staged={t.label: t.out for t in staged if t.out is not None} if isinstance(staged, list) else {},
+        world_sha256=tree_sha256(copy.world),
+        overlays_sha256=tree_sha256(copy.overlays),
+        manifests_sha256=tree_sha256(copy.manifests),
+    )
+    return TracedBaseline(baseline, reads, raw)
+
+
+@dataclass(frozen=True)
+class Digests:
+    """The tree digests of one scratch copy's world, manifests and overlays (`tree_sha256`)."""
+
+    world: str
+    manifests: str
+    overlays: str
+
+    @classmethod
+    def of(cls, copy: ScratchCopy) -> Digests:
+        return cls(tree_sha256(copy.world), tree_sha256(copy.manifests), tree_sha256(copy.overlays))
+
+
+def changed_inputs(baseline: Baseline, digests: Digests, injection: Injection) -> frozenset[str]:
+    """The inputs of a verify run over a mutated copy that differ from the baseline's: by the
+    digests of its folders and by the hooks the injection sets (never by what it says it touches)."""
+    changed = set()
+    if digests.world != baseline.world_sha256:
+        changed.add(WORLD)
+    if digests.manifests != baseline.manifests_sha256:
+        changed.add(MANIFESTS)
+    if digests.overlays != baseline.overlays_sha256:
+        changed.add(OVERLAYS)
+    if injection.tamper_staged:
+        changed.add(STAGED)
+    if injection.server_factory:
+        changed.add(SERVER)
+    if injection.store or injection.runs:
+        changed.add(LOG)
+    return frozenset(changed)
+
+
+def context_attributes() -> set[str]:
+    """Every public or dataclass attribute of `VerifyContext` (each must be classified in `INPUTS`)."""
+    names = {f.name for f in fields(VerifyContext)}
+    names |= {n for n in vars(VerifyContext) if not n.startswith("__")}
+    return names

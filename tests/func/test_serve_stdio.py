@@ -65,6 +65,8 @@ async def test_serves_the_seats_projection_over_stdio(client: Client, world: Pat
 async def test_log_verify_and_replay_on_the_served_run(
     client: Client, world: Path, store_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    await client.call_tool("read_file", {"path": "Desk/P1/todo.md"})
+    await client.call_tool("read_file", {"path": "HR/Reviews/P1 review.md"})  # denied
     await client.call_tool("search_files", {"query": "todo"})  # the server has logged every call so far
     assert cli(["log", "verify", RUN, "--store", store_url]) == 0
     assert capsys.readouterr().out.startswith(f"ok: run {RUN}: ")
@@ -78,15 +80,19 @@ async def test_log_verify_and_replay_on_the_served_run(
 
 async def test_one_edited_byte_is_detected_and_named(client: Client, world: Path, store_url: str,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    # This test's own calls (the module's server may have served other tests first, or none:
+    # xdist can run this module's tests on different workers).
+    await client.call_tool("read_file", {"path": "Desk/P1/todo.md"})
     await client.call_tool("list_files", {"limit": 1})
     copy = world.parent / "tampered.db"
     with sqlite3.connect(store_url.removeprefix("sqlite:///")) as source, sqlite3.connect(copy) as target:
         source.backup(target)
     with sqlite3.connect(copy) as db:  # an attacker with write access to the file, triggers dropped
+        (seq,) = db.execute("SELECT max(seq) - 1 FROM log_events WHERE run_id = ?", (RUN,)).fetchone()
         db.execute("DROP TRIGGER log_events_no_update")
-        db.execute("UPDATE log_events SET arguments = replace(arguments, 'todo', 'todO') WHERE run_id = ? AND seq = 2", (RUN,))
+        db.execute("UPDATE log_events SET arguments = replace(arguments, 'todo', 'todO') WHERE run_id = ? AND seq = ?", (RUN, seq))
     assert cli(["log", "verify", RUN, "--store", f"sqlite:///{copy}"]) == 1
-    assert "event 2 (read_file) was altered" in capsys.readouterr().err
+    assert f"event {seq} (read_file) was altered" in capsys.readouterr().err
 
 
 async def test_initialize_names_worldkits_version_and_argument_errors_are_worded(client: Client) -> None:

@@ -528,7 +528,7 @@ class _Statements:
         table = events_table(dialect)
         lock = sa.select(log_runs.c.seat).where(log_runs.c.run_id == sa.bindparam("run_id"))
         if dialect.name == "postgresql":
-            lock = lock.with_for_update()
+            lock = lock.with_for_update(key_share=True)  # FOR NO KEY UPDATE, as `read_head(lock=True)`
         self.begin = "BEGIN" if dialect.name == "postgresql" else "BEGIN IMMEDIATE"
         self.lock = _Compiled(lock, dialect)
         self.last = _Compiled(

@@ -179,7 +179,11 @@ def read_head(conn: Connection, run_id: str, *, lock: bool = False) -> Head | No
         log_runs.c.exclusive, log_runs.c.meta, log_runs.c.run_key,
     ).where(log_runs.c.run_id == run_id)  # fmt: skip
     if lock and conn.dialect.name == "postgresql":
-        query = query.with_for_update()
+        # FOR NO KEY UPDATE: writers of the run queue on it, while a lone writer's INSERT (whose
+        # foreign-key check takes FOR KEY SHARE on this row) is not blocked by it; a plain FOR
+        # UPDATE conflicts with those checks and four writers deadlocked on it. The chain guard
+        # and the (run_id, seq) key keep concurrent appends in one chain, not this lock.
+        query = query.with_for_update(key_share=True)
     row = conn.execute(query).one_or_none()
     if row is None:
         return None

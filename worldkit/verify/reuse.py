@@ -108,18 +108,7 @@ def traced_baseline(copy: ScratchCopy, work: Path, package: WorldPackage) -> Tra
         _trace_into(ctx, None)
         reads[check_id] = inputs_of(seen)
         raw[check_id] = seen
-    staged = ctx.tasks_or_missing
-    baseline = Baseline(
-        copy=copy,
-        failed=[r.id for r in results if r.status == "fail"],
-        errored=[f"{r.id}: {r.reason}" for r in results if r.status == "error"],
-        builds=dict(ctx._builds),
-        staged={t.label: t.out for t in staged if t.out is not None} if isinstance(staged, list) else {},
-        world_sha256=tree_sha256(copy.world),
-        overlays_sha256=tree_sha256(copy.overlays),
-        manifests_sha256=tree_sha256(copy.manifests),
-    )
-    return TracedBaseline(baseline, reads, raw)
+    return TracedBaseline(Baseline.of(copy, ctx, results), reads, raw)
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from worldkit.access import Policy
+from worldkit.check_result import CheckResult
 from worldkit.errors import WorldkitError
 from worldkit.frozen.index import default_manifest_dir, read_index
 from worldkit.materialize.manifest import MANIFEST_NAME, Manifest, read_manifest
@@ -572,7 +573,11 @@ class Baseline:
     @classmethod
     def run(cls, copy: ScratchCopy, work: Path) -> Baseline:
         ctx = copy_context(copy, work)
-        results = run_checks(ctx, exclude_tags={REPEAT})
+        return cls.of(copy, ctx, run_checks(ctx, exclude_tags={REPEAT}))
+
+    @classmethod
+    def of(cls, copy: ScratchCopy, ctx: VerifyContext, results: list[CheckResult]) -> Baseline:
+        """The baseline of `results`, the checks run over `ctx` (a context of `copy`)."""
         staged = ctx.tasks_or_missing
         return cls(
             copy=copy,

@@ -48,6 +48,7 @@ MAX_LOGGED_STRING_CHARS = 4096
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@+-]*")
 _ENCODED = re.compile(r"%[0-9A-Fa-f]{2}|%u[0-9A-Fa-f]{4}")
 _DRIVE = re.compile(r"^[A-Za-z]:")
+_ASCII_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 # Characters that look like a slash, a backslash or a dot without being one; NFKC maps some of
 # them to ASCII (caught below as well), the rest only look alike.
@@ -100,6 +101,8 @@ def _check_characters(what: str, raw: str, hint: str) -> None:
         raise _refuse(what, raw, "backslashes are not path separators here and are not allowed", hint)
     if _ENCODED.search(raw):
         raise _refuse(what, raw, "URL-encoded (percent-encoded) characters are not allowed", hint)
+    if raw.isascii() and _ASCII_CONTROL.search(raw) is None:
+        return  # no ASCII character is a look-alike or folds to one; of them only controls are refused
     for char in raw:
         if char in _LOOKALIKES:
             raise _refuse(

@@ -201,3 +201,25 @@ def test_a_symlink_planted_in_the_projection_stops_the_server(tmp_path: Path) ->
     target.symlink_to(projection / "files" / "Desk" / "P1" / "todo.md")
     with pytest.raises((PathRefused, InvalidWorld), match="symlink|differs"):
         build_seat_server(projection, default_tool_config(projection))
+
+
+def test_every_ascii_character_is_judged_as_the_character_loop_judges_it() -> None:
+    """ASCII paths skip the per-character loop: only the control characters are refused there."""
+    import unicodedata
+
+    from worldkit.errors import WorldkitError
+    from worldkit.mcp.confine import _REFUSED_CATEGORIES, check_path
+
+    for code in range(1, 128):
+        char = chr(code)
+        if char in "\\%/.~:" or char.isspace() and code != 32 and unicodedata.category(char) != "Cc":
+            continue
+        raw = f"files/a{char}b.md"
+        refused = unicodedata.category(char) in _REFUSED_CATEGORIES
+        try:
+            check_path(raw)
+        except WorldkitError as error:
+            assert refused, (code, error)
+            assert f"U+{code:04X}" in str(error)
+        else:
+            assert not refused, code

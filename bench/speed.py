@@ -2,7 +2,8 @@
 
 Rows: `startup` (`worldkit --version`), `materialize-seat` (one PharmaCo seat), `verify`
 (`worldkit verify --world pharmaco_demo`), `mutations` (`verify --mutations N`), `demo`
-(`make demo`, venv ready) and `test` (`make test`'s pytest command). Each line carries the figure
+(`make demo`, venv ready, run as a user runs it: at a terminal, in a fresh copy of the tree with
+its own `.worldkit/cache`, first and later runs) and `test` (`make test`'s pytest command). Each line carries the figure
 the issue measured before the work (`issue_baseline`), the target, the value measured now, and —
 with `--baseline-tree DIR` (a checkout of the old code, e.g. `git worktree add /tmp/base dda14ee`)
 — the same command run from that tree in the same run, and the ratio (on a shared machine only

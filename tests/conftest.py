@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import xdist_order
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("WORLDKIT_SHARED_DATA", REPO.parent / "shared" / "data"))
 PG_ADMIN_URL = os.environ.get(
@@ -35,6 +37,16 @@ def pytest_configure(config: pytest.Config) -> None:
     folder = tempfile.mkdtemp(prefix="worldkit-test-cache-")
     os.environ["WORLDKIT_CACHE"] = folder
     setattr(config, _OWN_CACHE, folder)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:  # noqa: ANN001 - xdist's WorkerController
+    xdist_order.tell_worker(node.config, node.workerinput)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Longest tests first on each xdist worker (tests/xdist_order.py)."""
+    xdist_order.reorder(config, items)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -34,9 +34,9 @@ from worldkit.verify.context import VerifyContext
 from worldkit.verify.inject import Injection, NotApplicable, edit_changeset
 from worldkit.verify.paths import SEAT_SPECIFIC
 from worldkit.verify.reuse import OVERLAYS, WORLD, Digests, TracedBaseline, changed_inputs, traced_baseline
-from worldkit.verify.scratch import ScratchCopy, fresh_dir, scratch_dir
+from worldkit.verify.scratch import ScratchCopy, copy_tree, fresh_dir, link_tree, scratch_dir, tree_signature
 from worldkit.verify.seeded import CASES, Baseline, Pristine, failing_checks, load_pristine, prepare_copy
-from worldkit.world.load import WorldPackage, load_world
+from worldkit.world.load import WorldPackage, _load_package, _tree_signature, load_world, resolve_world
 from worldkit.world.models import Classification
 from worldkit.world.state import WorldState
 
@@ -235,6 +235,7 @@ def staged_byte_flip(p: Pristine, copy: ScratchCopy, rng: random.Random) -> Inje
         injection.notes.append(f"{task.label} {side}/{victim.relative_to(root).as_posix()}: {what}")
 
     injection.tamper_staged = tamper
+    injection.tamper_targets = lambda tasks: [tasks[int(pick_task * len(tasks))]] if tasks else []
     return injection
 
 
@@ -278,7 +279,7 @@ def views(world: Path, keys: list[tuple[str, str, str]], known: tuple[dict[str, 
     was rendered from, `Reach.of`), a revision that did change renders again only the files its
     change reaches (`worldkit.materialize.reach`); the others keep the unmutated digest."""
     try:
-        package = load_world(world)
+        package = load_mutated(world) if known is not None else load_world(world)
     except WorldkitError as error:
         return error.message
     except Exception as error:  # noqa: BLE001 - a mutated generator may fail in any way
@@ -468,7 +469,9 @@ def run_mutations(
         if base.overlays is None:
             names = [n for n in names if n not in _NEEDS_OVERLAYS]
         reach = Reach.of(pristine.package, before) if incremental else None
-        shared = _Shared(pristine, traced, watched, before, revision_digests(pristine.package), incremental, reach)
+        signature = tree_signature(list(baseline.staged.values())) if incremental and baseline.staged else None
+        shared = _Shared(pristine, traced, watched, before, revision_digests(pristine.package), incremental, reach,
+                         signature)
         if progress:
             progress("baseline verified", 0, count)
 
@@ -509,6 +512,8 @@ class _Shared:
     """False: reuse nothing from the baseline (the reference the reuse is tested against)."""
     reach: Reach | None = None
     """What each shared file of the untouched views was rendered from (None: render every file again)."""
+    staged_signature: dict[str, tuple[int, int, int, int]] | None = None
+    """`tree_signature` of the baseline's staged packages (None: lend copies of them, not hard links)."""
 
 
 @dataclass
@@ -595,7 +600,7 @@ def _failing_checks(mutation: _Drawn, shared: _Shared, changed: frozenset[str]) 
         return failing_checks(copy, fresh_dir(mutation.case_root, "run-"), injection, only=shared.watched,
                               stop_on_fail=True)
     same_world = WORLD not in changed
-    package = shared.pristine.package.rebased(copy.world) if same_world else load_world(copy.world)
+    package = shared.pristine.package.rebased(copy.world) if same_world else load_mutated(copy.world)
     only = shared.traced.to_run(shared.watched, changed)
     if not only:
         return [], []
@@ -604,9 +609,58 @@ def _failing_checks(mutation: _Drawn, shared: _Shared, changed: frozenset[str]) 
         repeats=1, server_factory=injection.server_factory, tamper_staged=injection.tamper_staged,
         store=injection.store, runs=injection.runs,
     )
+    linked = False
     if same_world:
         ctx._builds.update(baseline.builds)
         if OVERLAYS not in changed:
             ctx.staged_from = baseline.staged
+            if shared.staged_signature is not None:
+                # The untouched packages are lent as hard links; those the hook may change are copied first.
+                linked = True
+                ctx.staged_copy = link_tree
+                if injection.tamper_staged is not None:
+                    ctx.tamper_staged = _unshared(injection, baseline.staged)
     results = run_checks(ctx, only=only, exclude_tags={REPEAT}, stop_on_fail=True, cheapest_first=True)
+    if linked and tree_signature(list(baseline.staged.values())) != shared.staged_signature:
+        raise RuntimeError(f"verifying mutation {mutation.number} ({mutation.kind}) wrote into a staged package it "
+                           "was lent as hard links; declare what its staging hook changes (Injection.tamper_targets)")
     return [r.id for r in results if r.status == "fail"], [f"{r.id}: {r.reason}" for r in results if r.status == "error"]
+
+
+def _unshared(injection: Injection, staged: dict[str, Path]) -> Callable[[list[Any]], None]:
+    """The injection's staging hook, run after the packages it may change (all, if it does not
+    say) are made real copies of the untouched ones instead of hard links to them."""
+    hook, targets = injection.tamper_staged, injection.tamper_targets
+    assert hook is not None
+
+    def tamper(tasks: list[Any]) -> None:
+        for task in targets(tasks) if targets is not None else tasks:
+            if task.label in staged and task.out is not None:
+                shutil.rmtree(task.out)
+                copy_tree(staged[task.label], task.out)
+        hook(tasks)
+
+    return tamper
+
+
+_MUTATED: dict[tuple[Path, tuple], WorldPackage | Exception] = {}
+
+
+def load_mutated(world: Path) -> WorldPackage:
+    """`load_world` of a mutated copy (once per copy, a failure too), without storing it in the
+    cross-process world cache: no later load asks for a mutated copy's sources."""
+    root = resolve_world(world)
+    key = (root, _tree_signature(root))
+    found = _MUTATED.get(key)
+    if found is None:
+        try:
+            found = _load_package(root)
+            for name in found.revision_names:
+                found.revision(name).digest  # noqa: B018 - as load_world does: a revision that cannot be digested fails the load
+        except Exception as error:  # noqa: BLE001 - remembered and raised again, as a second load would
+            found = error
+        _MUTATED.clear()
+        _MUTATED[key] = found
+    if isinstance(found, Exception):
+        raise found
+    return found

@@ -48,7 +48,7 @@ INPUTS: dict[str, frozenset[str]] = {
     # hooks
     "server_factory": frozenset({SERVER}), "store": frozenset({LOG}), "runs": frozenset({LOG}),
     # fixed for every run of a campaign (where scratch goes; one repeat)
-    "work": frozenset(), "repeats": frozenset(),
+    "work": frozenset(), "repeats": frozenset(), "staged_copy": frozenset(),
     # work a check launched early (the reproducibility checks, which campaigns leave out): anything
     "started": ALL,
 }  # fmt: skip

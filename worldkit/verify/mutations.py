@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from worldkit.access import Policy
 from worldkit.canon import sha256_bytes
 from worldkit.errors import WorldkitError
 from worldkit.materialize.project import plan_projection
@@ -294,6 +295,7 @@ def views(world: Path, keys: list[tuple[str, str, str]], known: tuple[dict[str, 
         return f"{type(error).__name__}: {error}"
     found: dict[tuple[str, str, str], tuple[str, ...]] = {}
     shared: dict[tuple[str, str], dict[str, str]] = {}
+    policies: dict[str, Policy] = {}  # one per revision (a pure function of its state), shared by its seats
     changes: dict[str, Change] = {}
     same = _unchanged_revisions(package, known[0]) if known is not None else set()
     for key in sorted(keys):
@@ -305,7 +307,9 @@ def views(world: Path, keys: list[tuple[str, str, str]], known: tuple[dict[str, 
         cache = shared.setdefault((rev, date), {})
         try:
             state = package.revision(rev)
-            projection = plan_projection(state, dt.date.fromisoformat(date), seat)
+            if rev not in policies:
+                policies[rev] = Policy(state)
+            projection = plan_projection(state, dt.date.fromisoformat(date), seat, policies[rev])
             reused: dict[tuple[str, str, str], tuple[str, Reads]] = {}
             change = None
             if reach is not None and rev in reach.states:

@@ -22,7 +22,13 @@ import pytest
 SLOW_DEFAULT = 5.0
 DIST_KEY = "worldkit_dist"
 
-LONG: dict[str, float] = {}
+LONG: dict[str, float] = {
+    "tests/func/test_verify_cli.py::test_demo_world_verifies": 100.0,
+    "tests/func/test_kill_organizer.py::test_thirty_kills_of_the_organizer_keep_replay_equal_to_disk": 60.0,
+    "tests/func/test_kill_serve.py::test_thirty_kills_of_the_seat_server_lose_no_answered_call": 60.0,
+    "tests/func/test_world_diagnostics_pma.py::test_full_verify_seeded_and_mutations": 50.0,
+    "tests/unit/verify/test_verify_mutations_reuse.py::test_the_incremental_campaign_equals_verifying_each_mutation_from_scratch": 43.0,
+}
 
 
 def weight(item: pytest.Item) -> float:

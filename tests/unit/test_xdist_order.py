@@ -3,9 +3,10 @@ first and balanced between them; every other test keeps its place in order."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
-from tests.xdist_order import DIST_KEY, order, reorder, slice_sizes
+from tests.xdist_order import DIST_KEY, LONG, order, reorder, slice_sizes
 
 
 def test_slices_are_what_worksteal_hands_out_first() -> None:
@@ -55,3 +56,11 @@ def test_a_slow_marked_test_opens_a_slice() -> None:
     items = [item("a", False), item("b", False), item("c", True)]
     reorder(SimpleNamespace(workerinput={"workercount": 2, DIST_KEY: "worksteal"}), items)  # type: ignore[arg-type]
     assert [i.nodeid[-1] for i in items] == ["c", "a", "b"]
+
+
+def test_every_long_entry_names_a_test_that_exists() -> None:
+    root = Path(__file__).resolve().parents[2]
+    for nodeid in LONG:
+        path, _, name = nodeid.partition("::")
+        source = (root / path).read_text(encoding="utf-8")
+        assert f"def {name.split('[', 1)[0]}(" in source, nodeid

@@ -211,9 +211,18 @@ class EventLog:
             )
         self._sql = _statements(self._dialect)
         self._insert_text, self._insert_params = self._sql.insert.text, self._sql.insert.params
-        # SQLite: the lone writer's INSERT with the fields every event of this log shares written
-        # into the statement (bound once, when it is prepared); None where one cannot be a literal.
+        # SQLite: the lone writer's INSERTs with the fields every event of this log shares written
+        # into the statement (bound once, when it is prepared), one with every other value bound,
+        # one with `detail` and one with `detail` and `state_change` the literal NULL (what most
+        # calls store: the driver adapts a bound None through a failed protocol lookup, several
+        # times the cost of binding a string); None where a field cannot be a literal.
         self._own_insert = None if self._key_base is None else _sqlite_own_insert(self.run_id, seat, self.session)
+        self._own_insert_no_detail = None if self._own_insert is None else _sqlite_own_insert(
+            self.run_id, seat, self.session, nulls=("detail",)
+        )
+        self._own_insert_no_extras = None if self._own_insert is None else _sqlite_own_insert(
+            self.run_id, seat, self.session, nulls=("detail", "state_change")
+        )
         # The fields every event of this log shares, as `row_hash` encodes them.
         self._fixed_text = f'"run_id":{_string(self.run_id)},"seat":{_string(self.seat)},"seq":'
         self._session_text = f'"session":{_string(self.session)},"state_change":'
@@ -252,10 +261,24 @@ class EventLog:
                 digest = self._row_hash(row, seq, moment, prev)
                 text = self._own_insert
                 if text is not None:  # SQLite: positional, in `_sqlite_own_insert` order
-                    params: Any = (
-                        self._key_base + seq, seq, moment, row["tool"], row["arguments"], row["outcome"],
-                        row["result_digest"], row["detail"], row["state_change"], prev, digest,
-                    )  # fmt: skip
+                    detail, change = row["detail"], row["state_change"]
+                    if detail is not None:
+                        params: Any = (
+                            self._key_base + seq, seq, moment, row["tool"], row["arguments"], row["outcome"],
+                            row["result_digest"], detail, change, prev, digest,
+                        )  # fmt: skip
+                    elif change is None:
+                        text = self._own_insert_no_extras
+                        params = (
+                            self._key_base + seq, seq, moment, row["tool"], row["arguments"], row["outcome"],
+                            row["result_digest"], prev, digest,
+                        )  # fmt: skip
+                    else:
+                        text = self._own_insert_no_detail
+                        params = (
+                            self._key_base + seq, seq, moment, row["tool"], row["arguments"], row["outcome"],
+                            row["result_digest"], change, prev, digest,
+                        )  # fmt: skip
                 elif self._key_base is not None:  # SQLite: positional, in `_SQLITE_INSERT` order
                     params = (
                         self._key_base + seq, self.run_id, seq, LOG_VERSION, moment, self.seat,
@@ -553,14 +576,15 @@ _SQLITE_INSERT = (
 )
 
 
-def _sqlite_own_insert(run_id: str, seat: str, session: str) -> str | None:
+def _sqlite_own_insert(run_id: str, seat: str, session: str, nulls: tuple[str, ...] = ()) -> str | None:
     """`_SQLITE_INSERT` with run_id, version, seat and session of one log as SQL literals (None if
-    one holds a NUL, which a statement's text cannot): fewer values to bind per append."""
+    one holds a NUL, which a statement's text cannot), and the columns `nulls` as the literal NULL:
+    fewer values to bind per append."""
     fixed = {"run_id": run_id, "version": LOG_VERSION, "seat": seat, "session": session}
     if any("\x00" in str(value) for value in fixed.values()):
         return None
     values = [
-        "?" if name not in fixed else str(fixed[name]) if name == "version"
+        "NULL" if name in nulls else "?" if name not in fixed else str(fixed[name]) if name == "version"
         else "'" + str(fixed[name]).replace("'", "''") + "'"
         for name in _SQLITE_COLUMNS
     ]  # fmt: skip

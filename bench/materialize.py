@@ -1,8 +1,9 @@
 """Materialize benchmark: a generated world at 10,000 and 100,000 files against `cp -r` of the result.
 
-For each size, prints one JSON line (a row of issue #19's table) with its same-run baseline: the
-median wall and CPU time (user + system) to load the world and materialize it, in a fresh child
-process per repeat, with the render cache off (every file is rendered); the median wall and CPU
+For each size and render-cache mode, prints one JSON line (a row of issue #19's table) with its
+same-run baseline: the median wall and CPU time (user + system) to load the world and materialize
+it, in a fresh child process per repeat — cold: with the render cache off (every file is rendered);
+warm: with it on, after a run that filled it (the projection's pack: nothing is rendered); the median wall and CPU
 time of `cp -r` of the produced tree, run right after each repeat; their ratios; the user and
 system parts of both CPU figures (the system part, creating files, swells for both sides when
 other processes load the disk; the user part is what worldkit's own code costs); and memory: the
@@ -10,7 +11,7 @@ child's peak RSS (its own and its forked workers', from `ru_maxrss`), its RSS on
 loaded, and what materialize added beyond that. Targets (DESIGN §10, issue #19): total ≤ 2× `cp -r`
 at 100,000 files, ≤ 3× at 10,000; peak RSS ≤ 200 MB at 100,000, not growing with file count.
 
-    python bench/materialize.py [--sizes 10000,100000] [--repeats 3]
+    python bench/materialize.py [--sizes 10000,100000] [--repeats 3] [--cache cold,warm]
 
 The world cache (`.worldkit/cache`, or `$WORLDKIT_CACHE`) is warmed before the timed repeats, so
 `load_s` is a load from the cache, as every run after the first gets it. Timings on a shared
@@ -74,24 +75,31 @@ def _timed(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, f
     return wall, user + (after.ru_stime - before.ru_stime), user, done.stdout
 
 
-def bench_size(n: int, repeats: int, scratch: Path) -> dict:
+def bench_size(n: int, repeats: int, scratch: Path, cache: str = "cold") -> dict:
     from worldkit.world.synthetic import write_synthetic_world
 
-    world = write_synthetic_world(scratch / f"world-{n}", n)
-    env = {**os.environ, "WORLDKIT_RENDER_CACHE": "off"}
+    world = scratch / f"world-{n}"
+    if not (world / "world.yaml").is_file():
+        write_synthetic_world(world, n)
+    env = dict(os.environ)
+    if cache == "cold":
+        env["WORLDKIT_RENDER_CACHE"] = "off"
+    else:
+        env.pop("WORLDKIT_RENDER_CACHE", None)
     child = [sys.executable, "-c", _CHILD, str(world)]
-    subprocess.run([*child, str(scratch / f"warm-{n}")], check=True, capture_output=True, env=env)  # fills the world cache
+    # Fills the world cache (and, warm, the render cache: the projection's pack).
+    subprocess.run([*child, str(scratch / f"warm-{n}")], check=True, capture_output=True, env=env)
     shutil.rmtree(scratch / f"warm-{n}")
     runs, copies = [], []
     # Nothing is deleted until a size is done (and its row printed): a mass delete (ext4 with discard)
     # slows whatever creates files next, and it must not land on one side of the comparison only.
     for k in range(repeats):
-        out = scratch / f"out-{n}-{k}"
+        out = scratch / f"out-{n}-{cache}-{k}"
         subprocess.run(["sync"], check=True)
         wall, cpu, user, stdout = _timed([*child, str(out)], env)
         runs.append({**json.loads(stdout), "wall_s": wall, "cpu_s": cpu, "user_cpu_s": user})
         subprocess.run(["sync"], check=True)
-        wall, cpu, user, _ = _timed(["cp", "-r", str(out), str(scratch / f"copy-{n}-{k}")])
+        wall, cpu, user, _ = _timed(["cp", "-r", str(out), str(scratch / f"copy-{n}-{cache}-{k}")])
         copies.append({"wall_s": wall, "cpu_s": cpu, "user_cpu_s": user})
     assert len({r["fingerprint"] for r in runs}) == 1, "fingerprints differ between repeats"
 
@@ -105,7 +113,8 @@ def bench_size(n: int, repeats: int, scratch: Path) -> dict:
     ratio = total / cp_wall
     row = {
         "bench": "materialize",
-        "row": f"materialize {n:,} generated files vs cp -r",
+        "row": f"materialize {n:,} generated files vs cp -r" + (", render cache warm" if cache == "warm" else ""),
+        "render_cache": CACHE_MODES[cache],
         "generated_documents": n,
         "files": runs[0]["files"],
         "repeats": repeats,
@@ -140,17 +149,25 @@ def bench_size(n: int, repeats: int, scratch: Path) -> dict:
     return row
 
 
+CACHE_MODES = {
+    "cold": "off: every file rendered (WORLDKIT_RENDER_CACHE=off)",
+    "warm": "on, warmed: the projection's pack from an earlier run, nothing rendered (worldkit.materialize.pack)",
+}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--cache", default="cold,warm", help="render cache modes to run: cold, warm or both")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="wk-bench-") as tmp:
         for n in (int(s) for s in args.sizes.split(",")):
-            print(json.dumps(bench_size(n, args.repeats, Path(tmp))), flush=True)
-            for k in range(args.repeats):
-                shutil.rmtree(Path(tmp) / f"out-{n}-{k}")
-                shutil.rmtree(Path(tmp) / f"copy-{n}-{k}")
+            for cache in args.cache.split(","):
+                print(json.dumps(bench_size(n, args.repeats, Path(tmp), cache)), flush=True)
+                for k in range(args.repeats):
+                    shutil.rmtree(Path(tmp) / f"out-{n}-{cache}-{k}")
+                    shutil.rmtree(Path(tmp) / f"copy-{n}-{cache}-{k}")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+from tests import xdist_order
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("WORLDKIT_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -21,6 +24,11 @@ PG_ADMIN_URL = os.environ.get(
 
 
 _OWN_CACHE = "_worldkit_test_cache"
+
+# Hypothesis's default 200 ms deadline per example is a timed assertion: on a loaded 2-core machine
+# it fails correct code (DeadlineExceeded). Speed is measured by bench/, never asserted in tests.
+settings.register_profile("worldkit", deadline=None)
+settings.load_profile("worldkit")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -35,6 +43,16 @@ def pytest_configure(config: pytest.Config) -> None:
     folder = tempfile.mkdtemp(prefix="worldkit-test-cache-")
     os.environ["WORLDKIT_CACHE"] = folder
     setattr(config, _OWN_CACHE, folder)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:  # noqa: ANN001 - xdist's WorkerController
+    xdist_order.tell_worker(node.config, node.workerinput)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Longest tests first on each xdist worker (tests/xdist_order.py)."""
+    xdist_order.reorder(config, items)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -2,7 +2,9 @@
 
 Harbor needs Python >= 3.12 and worldkit's venv may be older, so the check runs harbor in a venv of
 its own: made once per pinned harbor version (the `harbor==` line of constraints.txt) and Python
-minor version under `$WORLDKIT_CACHE` (default `~/.cache/worldkit`), then reused. Tests call
+minor version under `$WORLDKIT_HARBOR_CACHE` (default `~/.cache/worldkit`), then reused — by every
+later test session too. (Not under `$WORLDKIT_CACHE`: the suite points that at a fresh folder per
+session for the world cache, which made every session build this venv again.) Tests call
 `validate_tasks(dirs)`, which runs `VALIDATE` in that venv through a subprocess and returns what
 harbor's `TaskConfig` and `Task` loader made of each task directory. The only reason to skip is
 that no Python >= 3.12 exists on the machine; a failing install fails the test.
@@ -10,6 +12,7 @@ that no Python >= 3.12 exists on the machine; a failing install fails the test.
 
 from __future__ import annotations
 
+import fcntl
 import glob
 import json
 import os
@@ -89,13 +92,24 @@ def harbor_python() -> str:
     if base is None:
         pytest.skip("harbor needs Python >= 3.12 and none was found (set WORLDKIT_PYTHON312 to one)")
     pin, (major, minor) = harbor_pin(), _version(base)  # type: ignore[misc]
-    cache = Path(os.environ.get("WORLDKIT_CACHE", Path.home() / ".cache" / "worldkit"))
+    cache = Path(os.environ.get("WORLDKIT_HARBOR_CACHE") or Path.home() / ".cache" / "worldkit")
     venv = cache / f"harbor-{pin}-py{major}.{minor}"
     python = venv / "bin" / "python"
     if python.exists() and _has_harbor(python, pin):
         return str(python)
     cache.mkdir(parents=True, exist_ok=True)
-    building = cache / f"{venv.name}.building-{os.getpid()}"
+    # One build at a time (xdist workers, parallel sessions): whoever waited finds it made.
+    with open(cache / f"{venv.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if python.exists() and _has_harbor(python, pin):
+            return str(python)
+        _build(base, pin, venv)
+    assert _has_harbor(python, pin), f"{venv} has no harbor {pin} after installing it"
+    return str(python)
+
+
+def _build(base: str, pin: str, venv: Path) -> None:
+    building = venv.parent / f"{venv.name}.building-{os.getpid()}"
     shutil.rmtree(building, ignore_errors=True)
     subprocess.run([base, "-m", "venv", str(building)], check=True, capture_output=True, timeout=300)
     done = subprocess.run([str(building / "bin" / "python"), "-m", "pip", "install", "-q", f"harbor=={pin}"],
@@ -105,8 +119,6 @@ def harbor_python() -> str:
         building.rename(venv)  # another process may have finished first: keep theirs
     except OSError:
         shutil.rmtree(building, ignore_errors=True)
-    assert _has_harbor(python, pin), f"{venv} has no harbor {pin} after installing it"
-    return str(python)
 
 
 def _has_harbor(python: Path, pin: str) -> bool:

@@ -65,3 +65,21 @@ def test_mutation_progress_counts_every_mutation(
                   progress=lambda label, done, total: seen.append((label, done, total)))
     assert [s[1:] for s in seen] == [(0, 3), (1, 3), (2, 3), (3, 3)]
     assert seen[1][0].startswith("mutation 1: ")
+
+
+def test_the_progress_bar_starts_no_thread(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A second thread would make verify's scheduler refuse to fork (it then runs every check in
+    turn), so on a terminal the bar is drawn by its callback, never by a refresh thread."""
+    import threading
+
+    from worldkit._cli.output import progress_bar
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    before = threading.active_count()
+    with progress_bar("verify") as tick:
+        assert tick is not None
+        during = threading.active_count()
+        tick("a step", 1, 2)
+        tick("the last step", 2, 2)
+    assert during == before
+    assert "2/2" in capsys.readouterr().err

@@ -46,22 +46,33 @@ def progress_bar(title: str, *, enabled: bool = True) -> Iterator[Callable[[str,
     """A `progress(label, done, total)` callback drawing a rich bar on stderr, or None.
 
     None (nothing drawn) when `enabled` is false (e.g. `--json`) or stderr is not a terminal, so
-    piped and captured output stays exactly the report.
+    piped and captured output stays exactly the report. The bar is redrawn by the callback itself
+    (at most ten times a second, and always on the last step), not by rich's refresh thread: a
+    process with a second thread running cannot fork safely, and verify then runs its checks one
+    by one instead of in parallel processes (what made `make demo` on a terminal slower than
+    captured). Long waits call the callback again to keep the elapsed time moving.
     """
     if not enabled or not sys.stderr.isatty():
         yield None
         return
+    import time
+
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(
         TextColumn(f"{title}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.description}"),
-        console=Console(stderr=True), transient=True,
+        console=Console(stderr=True), transient=True, auto_refresh=False,
     ) as bar:
         task = bar.add_task("", total=None)
+        drawn = [0.0]
 
         def tick(label: str, done: int, total: int) -> None:
             bar.update(task, description=label, completed=done, total=total or None)
+            now = time.monotonic()
+            if now - drawn[0] >= 0.1 or (total and done >= total):
+                drawn[0] = now
+                bar.refresh()
 
         yield tick
 

@@ -11,11 +11,12 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, overload
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, ValidationError, field_serializer
 
 from worldkit.canon import canonical_json, pretty_json, sha256_file, sha256_json
 from worldkit.errors import InvalidWorld
@@ -83,6 +84,11 @@ class Manifest(_Frozen):
     """Entries sorted by path."""
     fingerprint: str
     """SHA-256 of the canonical {inputs, files, tool_bundle_sha256}."""
+
+    @field_serializer("files", mode="wrap")
+    def _files(self, files: Sequence[Entry], handler: SerializerFunctionWrapHandler) -> Any:
+        # A manifest materialize built holds its entries as `Entries` (a compact sequence): dumped as the list.
+        return handler(files if type(files) is list else list(files))
 
     @staticmethod
     def compute_fingerprint(inputs: Inputs, files: list[Entry], tool_bundle_sha256: str) -> str:
@@ -207,6 +213,66 @@ def _entry(path: str, sha256: str, size: int, surface: str, source: str, mtime: 
     return entry
 
 
+class Entries(Sequence[Entry]):
+    """A manifest's entries as columns (path, raw digest, size, surface, source, date), each `Entry`
+    made when read: 100,000 `Entry` objects held ~50 MB, these ~8 MB beside the strings they share
+    with the plan and the world. A sequence equal to the list of the same entries."""
+
+    __slots__ = ("_paths", "_digests", "_sizes", "_surfaces", "_sources", "_mtimes")
+
+    def __init__(self) -> None:
+        self._paths: list[str] = []
+        self._digests = bytearray()
+        self._sizes = array("q")
+        self._surfaces: list[str] = []
+        self._sources: list[str] = []
+        self._mtimes: list[str | None] = []
+
+    def append(self, path: str, sha256: str, size: int, surface: str, source: str, mtime: str | None) -> None:
+        self._paths.append(path)
+        self._digests += bytes.fromhex(sha256)
+        self._sizes.append(size)
+        self._surfaces.append(surface)
+        self._sources.append(source)
+        self._mtimes.append(mtime)
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+    def _at(self, i: int) -> Entry:
+        return _entry(self._paths[i], self._digests[32 * i : 32 * i + 32].hex(), self._sizes[i], self._surfaces[i],
+                      self._sources[i], self._mtimes[i])
+
+    @overload
+    def __getitem__(self, index: int) -> Entry: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Entry]: ...
+    def __getitem__(self, index: int | slice) -> Entry | list[Entry]:
+        if isinstance(index, slice):
+            return [self._at(i) for i in range(*index.indices(len(self)))]
+        n = len(self._paths)
+        if not -n <= index < n:
+            raise IndexError("manifest entry index out of range")
+        return self._at(index % n)
+
+    def __iter__(self) -> Iterator[Entry]:
+        for i in range(len(self._paths)):
+            yield self._at(i)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Entries):
+            return (self._paths, self._digests, self._sizes, self._surfaces, self._sources, self._mtimes) == (
+                other._paths, other._digests, other._sizes, other._surfaces, other._sources, other._mtimes)
+        if isinstance(other, (list, tuple)):
+            return len(other) == len(self) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # like the list it stands for
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+
 class ManifestBuilder:
     """A manifest built one entry at a time as files are written, its bytes streamed to `sink`.
 
@@ -222,7 +288,7 @@ class ManifestBuilder:
         self._inputs, self._environment, self._bundle = inputs, environment, tool_bundle_sha256
         self._sink = sink
         self._digest = hashlib.sha256(b'{"files":[')
-        self.entries: list[Entry] = []
+        self.entries = Entries()
         head = _head_text(inputs, environment, tool_bundle_sha256, _PLACEHOLDER)
         key = '\n  "fingerprint": "'  # a top-level key: a template named `fingerprint` sits deeper
         self.fingerprint_at = len(head[: head.index(key + _PLACEHOLDER) + len(key)].encode("utf-8"))
@@ -243,7 +309,7 @@ class ManifestBuilder:
         self._pending_size += len(line)
         if self._pending_size > _FLUSH_BYTES:
             self._flush()
-        self.entries.append(_entry(path, sha256, size, surface, source, mtime))
+        self.entries.append(path, sha256, size, surface, source, mtime)
 
     def _flush(self) -> None:
         self._sink(b"".join(self._pending))
@@ -258,9 +324,10 @@ class ManifestBuilder:
         )
         self._pending.append(b"\n  ]\n}\n" if self.entries else b',\n  "files": []\n}\n')
         self._flush()
-        return Manifest(
-            inputs=self._inputs, environment=self._environment, tool_bundle_sha256=self._bundle, files=self.entries,
-            fingerprint=self._digest.hexdigest(),
+        # Built from trusted parts (what materialize computed), the entries kept as `Entries`.
+        return Manifest.model_construct(
+            inputs=self._inputs, environment=self._environment, tool_bundle_sha256=self._bundle,
+            files=self.entries, fingerprint=self._digest.hexdigest(),
         )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import hashlib
 import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -101,6 +102,10 @@ class PlannedFiles:
         make = self._make
         for path, _, kind, key in itertools.islice(self._order, start, stop):
             yield make(kind, key, path)
+
+    def digest(self) -> str:
+        """SHA-256 of every planned (path, surface, source), in order: what the plan is."""
+        return hashlib.sha256("\n".join(f"{p}\0{u}\0{o}" for p, u, o in self.meta(0, len(self._order))).encode()).hexdigest()
 
     def meta(self, start: int, stop: int) -> Iterator[tuple[str, str, str]]:
         """(path, surface, source) of each file of a run, without planning it (what a manifest entry

@@ -11,6 +11,7 @@ import hashlib
 import multiprocessing
 import os
 import platform
+import shutil
 import sys
 from dataclasses import dataclass
 from functools import partial
@@ -21,8 +22,10 @@ import jinja2
 from worldkit import __version__
 from worldkit._fs import atomic_directory
 from worldkit.errors import UsageError
+from worldkit.materialize import pack
 from worldkit.materialize.manifest import MANIFEST_NAME, Environment, Inputs, Manifest, ManifestBuilder
 from worldkit.materialize.project import PlannedFile, PlannedFiles, Projection, plan_projection, stamp, stamp_seconds
+from worldkit.render import Renderer
 from worldkit.world.load import WorldPackage, load_world
 
 
@@ -98,14 +101,18 @@ Written = tuple[str, int, str]
 
 class _Tree:
     """Writes planned files under `root`: each file is created, written, dated and closed (four
-    syscalls); each folder is made once, with one `mkdir` (its parents were made before it)."""
+    syscalls); each folder is made once, with one `mkdir` (its parents were made before it). With a
+    pack (`worldkit.materialize.pack`) a file's bytes are read from it instead of rendered, or added
+    to the segment being written."""
 
-    __slots__ = ("root", "made", "stamps")
+    __slots__ = ("root", "made", "stamps", "reader", "segment")
 
-    def __init__(self, root: str) -> None:
+    def __init__(self, root: str, reader: pack.PackReader | None = None, segment: pack.Segment | None = None) -> None:
         self.root = root
         self.made: set[str] = {""}
         self.stamps: dict[str, str] = {}  # one string per distinct date: entries share them
+        self.reader = reader
+        self.segment = segment
 
     def folder(self, rel: str) -> None:
         parent = rel.rpartition("/")[0]
@@ -117,14 +124,25 @@ class _Tree:
             pass
         self.made.add(rel)
 
-    def write(self, item: PlannedFile) -> Written:
-        data, mtime = item.render()
+    def write(self, item: PlannedFile, index: int = -1) -> Written:
+        found = self.reader.get(index) if self.reader is not None else None
+        if found is not None:
+            data, mtime, expected = found
+            sha = hashlib.sha256(data).hexdigest()
+            if sha != expected:  # a damaged pack: this file is rendered, the pack deleted after the run
+                self.reader.bad = True
+                found = None
+        if found is None:
+            data, mtime = item.render()
+            sha = hashlib.sha256(data).hexdigest()
+            if self.segment is not None:
+                self.segment.add(data)
         path = item.path
         parent = path.rpartition("/")[0]
         if parent not in self.made:
             self.folder(parent)
         _write_new(self.root + "/" + path, data, stamp_seconds(mtime))
-        return hashlib.sha256(data).hexdigest(), len(data), self.stamps.setdefault(mtime, mtime)
+        return sha, len(data), self.stamps.setdefault(mtime, mtime)
 
 
 def _die_with_parent() -> None:
@@ -146,8 +164,21 @@ def _write_share(job: tuple[str, int, int]) -> list[Written]:
     root, start, stop = job
     assert _FORK_PLAN is not None
     if _WORKER_TREE is None or _WORKER_TREE.root != root:
-        _WORKER_TREE = _Tree(root)  # kept across a worker's runs: it knows the folders it made
-    return [_WORKER_TREE.write(item) for item in _FORK_PLAN.part(start, stop)]
+        _WORKER_TREE = _Tree(root, _FORK_PACK[0])  # kept across a worker's runs: it knows the folders it made
+    tree = _WORKER_TREE
+    writer = _FORK_PACK[1]
+    tree.segment = writer.segment(start) if writer is not None and stop > start else None
+    try:
+        return [tree.write(item, i) for i, item in enumerate(_FORK_PLAN.part(start, stop), start)]
+    finally:
+        if tree.segment is not None:
+            tree.segment.close()
+            tree.segment = None
+        if tree.reader is not None and tree.reader.bad:
+            shutil.rmtree(tree.reader.root, ignore_errors=True)
+
+
+_FORK_PACK: tuple[pack.PackReader | None, pack.PackWriter | None] = (None, None)
 
 
 _WORKER_TREE: _Tree | None = None
@@ -192,6 +223,26 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
+def _pack_for(
+    projection: Projection, planned: PlannedFiles, inputs: Inputs
+) -> tuple[pack.PackReader | None, pack.PackWriter | None]:
+    """(the pack to read this projection's bytes from, or the one to write them to), when the render
+    cache is on and the projection renders with the plain `Renderer` (a tracing one must see every render)."""
+    if type(projection.renderer) is not Renderer or not hasattr(os, "pread"):
+        return None, None
+    base = pack.folder()
+    if base is None:
+        return None, None
+    key = pack.pack_key(inputs.revision_digest, inputs.date, inputs.seat, planned.digest())
+    reader = pack.open_pack(key, len(planned))
+    if reader is not None:
+        return reader, None
+    try:
+        return None, pack.PackWriter(base, key, len(planned))
+    except OSError:  # a read-only or full disk only costs time
+        return None, None
+
+
 def write_projection(projection: Projection, tmp: Path) -> Manifest:
     """Render every planned file into `tmp` and return the manifest (also written there).
 
@@ -220,18 +271,26 @@ def write_projection(projection: Projection, tmp: Path) -> Manifest:
     )
     today = stamp(projection.date)
     dates = _DirectoryDates(today)
+    reader, writer = _pack_for(projection, planned, inputs)
     manifest_path = os.path.join(root, MANIFEST_NAME)
     fd = os.open(manifest_path, _CREATE, 0o644)
     try:
         builder = ManifestBuilder(inputs, environment, bundle_sha, partial(_write_all, fd))
         if jobs == 1:
-            tree = _Tree(root)
-            for item in planned:
-                sha, size, mtime = tree.write(item)
-                builder.add(item.path, sha, size, item.surface, item.source, mtime)
-                dates.note(item.path, mtime)
+            tree = _Tree(root, reader, writer.segment(0) if writer is not None else None)
+            try:
+                for i, item in enumerate(planned):
+                    sha, size, mtime = tree.write(item, i)
+                    builder.add(item.path, sha, size, item.surface, item.source, mtime)
+                    dates.note(item.path, mtime)
+                    if writer is not None:
+                        writer.note(size, sha, mtime)
+            finally:
+                if tree.segment is not None:
+                    tree.segment.close()
         else:
-            _FORK_PLAN = planned
+            global _FORK_PACK
+            _FORK_PLAN, _FORK_PACK = planned, (reader, writer)
             try:
                 with multiprocessing.get_context("fork").Pool(jobs, initializer=_die_with_parent) as pool:
                     runs = jobs * _RUNS_PER_JOB
@@ -245,16 +304,29 @@ def write_projection(projection: Projection, tmp: Path) -> Manifest:
                         ):
                             builder.add(path, sha, size, surface, source, mtime)
                             dates.note(path, mtime)
+                            if writer is not None:
+                                writer.note(size, sha, mtime)
                         del share
+                    if writer is not None:
+                        writer.starts = cuts[:-1]
             finally:
-                _FORK_PLAN = None
+                _FORK_PLAN, _FORK_PACK = None, (None, None)
         manifest = builder.finish()
+        if writer is not None:
+            writer.finish()
+            writer = None
+        if reader is not None:
+            reader.close()
+            if reader.bad:
+                shutil.rmtree(reader.root, ignore_errors=True)
         os.pwrite(fd, manifest.fingerprint.encode("ascii"), builder.fingerprint_at)
         seconds = stamp_seconds(today)
         if _UTIME_FD:
             os.utime(fd, (seconds, seconds))
     finally:
         os.close(fd)
+        if writer is not None:  # not finished: the run failed
+            writer.abandon()
     if not _UTIME_FD:
         os.utime(manifest_path, (seconds, seconds))
     dates.apply(root)

@@ -114,41 +114,63 @@ def verifier_items(overlay: Overlay, references: dict[str, bytes]) -> list[Verif
 
 
 def find_leaks(
-    items: Iterable[VerifierItem], candidate: Iterable[tuple[str, bytes]], reviewed: Iterable[str] = ()
+    items: Iterable[VerifierItem], candidate: Iterable[tuple[str, bytes]], reviewed: Iterable[str] = (),
+    *, texts: dict[tuple[str, str], bytes] | None = None,
 ) -> list[Leak]:
-    """Leaks of `items` into the `(path, bytes)` candidate files, minus reviewed overlaps."""
+    """Leaks of `items` into the `(path, bytes)` candidate files, minus reviewed overlaps.
+
+    The search runs over the UTF-8 bytes of the collapsed texts (a UTF-8 needle matches only at a
+    character boundary, so a match there is a match of the text, and bytes are searched several
+    times faster than a text holding non-Latin-1 characters). `texts` (optional) keeps each
+    candidate file's collapsed text by (path, digest) between calls that see the same files."""
+    return split_reviewed(_all_leaks(items, candidate, texts), reviewed)
+
+
+def split_reviewed(leaks: list[Leak], reviewed: Iterable[str]) -> list[Leak]:
+    """The leaks of `find_leaks(..., ())` that `find_leaks(..., reviewed)` reports (same order)."""
     allowed = set(reviewed)
+    return [leak for leak in leaks if leak.item_sha256 not in allowed and leak.unit_sha256 not in allowed]
+
+
+def _encoded(text: str) -> bytes:
+    return text.encode("utf-8", errors="surrogatepass")
+
+
+def _all_leaks(
+    items: Iterable[VerifierItem], candidate: Iterable[tuple[str, bytes]], texts: dict[tuple[str, str], bytes] | None,
+) -> list[Leak]:
     by_digest: dict[str, list[str]] = {}
-    texts: list[str] = []
+    chunks: list[bytes] = []
     starts: list[int] = []
     paths: list[str] = []
     offset = 0
+    memo = texts if texts is not None else {}
     for path, data in candidate:
-        by_digest.setdefault(sha256_bytes(data), []).append(path)
-        text = collapse(readable_text(path, data)) + "\x00"
+        digest = sha256_bytes(data)
+        by_digest.setdefault(digest, []).append(path)
+        text = memo.get((path, digest))
+        if text is None:
+            text = memo[(path, digest)] = _encoded(collapse(readable_text(path, data))) + b"\x00"
         starts.append(offset)
         paths.append(path)
-        texts.append(text)
+        chunks.append(text)
         offset += len(text)
-    corpus = "".join(texts)
+    corpus = b"".join(chunks)
     leaks: list[Leak] = []
     for item in items:
         item_sha = sha256_bytes(item.data)
-        if item_sha in allowed:
-            continue
         for path in by_digest.get(item_sha, []):
             excerpt = item.data[:60].decode("utf-8", errors="replace")
             leaks.append(Leak(item.label, path, "bytes", item_sha, item_sha, excerpt))
         for unit in paragraphs(item.data.decode("utf-8", errors="replace")):
-            unit_sha = sha256_bytes(unit.encode("utf-8"))
-            if unit_sha in allowed:
-                continue
+            needle = _encoded(unit)
+            unit_sha = sha256_bytes(needle)
             seen: set[str] = set()
-            at = corpus.find(unit)
+            at = corpus.find(needle)
             while at != -1:
                 path = paths[bisect.bisect_right(starts, at) - 1]
                 if path not in seen and path not in by_digest.get(item_sha, []):
                     seen.add(path)
                     leaks.append(Leak(item.label, path, "text", item_sha, unit_sha, unit[:60]))
-                at = corpus.find(unit, at + 1)
+                at = corpus.find(needle, at + 1)
     return leaks

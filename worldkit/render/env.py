@@ -22,7 +22,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from worldkit.errors import InvalidWorld
 from worldkit.render.dated import DateLog, watched_world
-from worldkit.render.office import Meta, render_office
+from worldkit.render.office import Meta, format_of, render_office
 from worldkit.timeline import Snapshot
 from worldkit.timeline.asof import RecordView, fold_record
 from worldkit.world.models import Document, Message, Record
@@ -364,6 +364,8 @@ class Renderer:
         document is then written in that format, dated that day (`worldkit.render.office`).
         """
         text, day = self._document_text_dated(doc)
+        if format_of(doc.path) is None:  # a text file: its bytes are its text
+            return text.encode("utf-8"), day
         state = self.context.snapshot.state
         owner = state.people.get(doc.owner) if doc.owner else None
         meta = Meta(title=doc.title or doc.path.rsplit("/", 1)[-1].rsplit(".", 1)[0], date=day,

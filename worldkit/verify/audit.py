@@ -58,6 +58,18 @@ class Auditor:
         self._audits: dict[tuple[Any, ...], tuple[list[tuple[str, str, str]], int, int]] = {}
         self._expected: dict[tuple[dt.date, str], dict[str, tuple[str, str]]] = {}
 
+    @classmethod
+    def shared(cls, state: WorldState) -> Auditor:
+        """The auditor of `state` this process made last for that very state object (else a new
+        one): its judgements are a pure function of the state, so a later audit of the same
+        state (the mutation campaign's runs over an unchanged world) reuses them."""
+        found = _SHARED.get(id(state))
+        if found is None or found[0] is not state:
+            found = _SHARED[id(state)] = (state, cls(state))
+            while len(_SHARED) > _SHARED_KEEP:
+                _SHARED.pop(next(iter(_SHARED)))
+        return found[1]
+
     # -- expectations ---------------------------------------------------------------------------
 
     def expected(self, day: dt.date, person: str) -> dict[str, tuple[str, str]]:
@@ -242,6 +254,11 @@ class Auditor:
             dated = [m.date for m in state.messages.values() if m.kind == "chat" and m.channel == group.id]
             return None if any(d <= day for d in dated) else "future-dated"
         return "unknown-source"
+
+
+_SHARED: dict[int, tuple[WorldState, Auditor]] = {}
+"""id(state) → (state, its auditor): `Auditor.shared` (the state is held, so its id is not reused)."""
+_SHARED_KEEP = 8
 
 
 def _doc_exists(doc: Document, day: dt.date) -> bool:

@@ -48,6 +48,9 @@ class VerifyContext:
     staged_from: dict[str, Path] | None = None
     """Applied packages of a byte-identical world and overlays, by task label: copied instead of
     re-applied (the mutation campaign's shortcut; apply is deterministic)."""
+    staged_copy: Callable[[Path, Path], Path] | None = None
+    """How a package of `staged_from` is copied into the run (None: `copy_tree`). The campaign
+    hard-links the files (`worldkit.verify.scratch.link_tree`): byte-, mode- and mtime-identical."""
     store: str | None = None
     """Store URL whose run logs the event-log check verifies (None: that check is skipped)."""
     runs: Path | None = None

@@ -43,6 +43,9 @@ class Injection:
     """Run folders holding those runs' log anchors."""
     notes: list[str] = field(default_factory=list)
     """What the staging hook actually changed (filled while verify stages the tasks)."""
+    tamper_targets: Callable[[list[Any]], list[Any]] | None = None
+    """Of the staged tasks `tamper_staged` is given, those it may change (None: any of them). The
+    campaign hands the others over as hard links to the untouched copy's packages."""
 
 
 class NotApplicable(Exception):

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from worldkit.access import Policy
 from worldkit.canon import sha256_bytes
 from worldkit.errors import WorldkitError
 from worldkit.materialize.project import plan_projection
@@ -33,10 +34,18 @@ from worldkit.verify.checks import REPEAT, check_ids, run_checks
 from worldkit.verify.context import VerifyContext
 from worldkit.verify.inject import Injection, NotApplicable, edit_changeset
 from worldkit.verify.paths import SEAT_SPECIFIC
-from worldkit.verify.reuse import OVERLAYS, WORLD, Digests, TracedBaseline, changed_inputs, traced_baseline
-from worldkit.verify.scratch import ScratchCopy, fresh_dir, scratch_dir
+from worldkit.verify.reuse import (
+    OVERLAYS,
+    WORLD,
+    Digests,
+    TracedBaseline,
+    WorldSources,
+    changed_inputs,
+    traced_baseline,
+)
+from worldkit.verify.scratch import ScratchCopy, copy_tree, fresh_dir, link_tree, scratch_dir, tree_signature
 from worldkit.verify.seeded import CASES, Baseline, Pristine, failing_checks, load_pristine, prepare_copy
-from worldkit.world.load import WorldPackage, load_world
+from worldkit.world.load import WorldPackage, _load_package, _tree_signature, load_world, resolve_world
 from worldkit.world.models import Classification
 from worldkit.world.state import WorldState
 
@@ -235,6 +244,7 @@ def staged_byte_flip(p: Pristine, copy: ScratchCopy, rng: random.Random) -> Inje
         injection.notes.append(f"{task.label} {side}/{victim.relative_to(root).as_posix()}: {what}")
 
     injection.tamper_staged = tamper
+    injection.tamper_targets = lambda tasks: [tasks[int(pick_task * len(tasks))]] if tasks else []
     return injection
 
 
@@ -266,7 +276,7 @@ View = tuple[str, ...]
 
 
 def views(world: Path, keys: list[tuple[str, str, str]], known: tuple[dict[str, str], dict[Any, View]] | None = None,
-          reach: Reach | None = None) -> dict[tuple[str, str, str], View] | str:
+          reach: Reach | None = None, sources: WorldSources | None = None) -> dict[tuple[str, str, str], View] | str:
     """What each (rev, date, seat) of `keys` shows, rebuilt in memory from the world source alone:
     `("bundle", sha)` plus sorted `(path, sha)`; a view that cannot be built is `("error", why)`.
     A world that does not load gives the reason as a string.
@@ -278,13 +288,14 @@ def views(world: Path, keys: list[tuple[str, str, str]], known: tuple[dict[str, 
     was rendered from, `Reach.of`), a revision that did change renders again only the files its
     change reaches (`worldkit.materialize.reach`); the others keep the unmutated digest."""
     try:
-        package = load_world(world)
+        package = load_mutated(world, sources) if known is not None else load_world(world)
     except WorldkitError as error:
         return error.message
     except Exception as error:  # noqa: BLE001 - a mutated generator may fail in any way
         return f"{type(error).__name__}: {error}"
     found: dict[tuple[str, str, str], tuple[str, ...]] = {}
     shared: dict[tuple[str, str], dict[str, str]] = {}
+    policies: dict[str, Policy] = {}  # one per revision (a pure function of its state), shared by its seats
     changes: dict[str, Change] = {}
     same = _unchanged_revisions(package, known[0]) if known is not None else set()
     for key in sorted(keys):
@@ -296,7 +307,9 @@ def views(world: Path, keys: list[tuple[str, str, str]], known: tuple[dict[str, 
         cache = shared.setdefault((rev, date), {})
         try:
             state = package.revision(rev)
-            projection = plan_projection(state, dt.date.fromisoformat(date), seat)
+            if rev not in policies:
+                policies[rev] = Policy(state)
+            projection = plan_projection(state, dt.date.fromisoformat(date), seat, policies[rev])
             reused: dict[tuple[str, str, str], tuple[str, Reads]] = {}
             change = None
             if reach is not None and rev in reach.states:
@@ -371,11 +384,12 @@ def revision_digests(package: WorldPackage) -> dict[str, str]:
 
 
 def changed_views(before: dict[tuple[str, str, str], tuple[str, ...]], world: Path,
-                  digests: dict[str, str] | None = None, reach: Reach | None = None) -> list[str]:
+                  digests: dict[str, str] | None = None, reach: Reach | None = None,
+                  sources: WorldSources | None = None) -> list[str]:
     """The (rev, date, seat) whose view differs between `before` and the world now (why, for each);
     with the unmutated world's revision `digests`, only revisions whose digest changed are rendered,
     and with its `reach`, only the files of those a change reaches."""
-    after = views(world, list(before), (digests, before) if digests is not None else None, reach)
+    after = views(world, list(before), (digests, before) if digests is not None else None, reach, sources)
     if isinstance(after, str):
         return [f"world no longer loads: {after}"]
     changed = []
@@ -468,7 +482,10 @@ def run_mutations(
         if base.overlays is None:
             names = [n for n in names if n not in _NEEDS_OVERLAYS]
         reach = Reach.of(pristine.package, before) if incremental else None
-        shared = _Shared(pristine, traced, watched, before, revision_digests(pristine.package), incremental, reach)
+        signature = tree_signature(list(baseline.staged.values())) if incremental and baseline.staged else None
+        sources = WorldSources.of(pristine.package) if incremental else None
+        shared = _Shared(pristine, traced, watched, before, revision_digests(pristine.package), incremental, reach,
+                         signature, sources)
         if progress:
             progress("baseline verified", 0, count)
 
@@ -509,6 +526,10 @@ class _Shared:
     """False: reuse nothing from the baseline (the reference the reuse is tested against)."""
     reach: Reach | None = None
     """What each shared file of the untouched views was rendered from (None: render every file again)."""
+    staged_signature: dict[str, tuple[int, int, int, int]] | None = None
+    """`tree_signature` of the baseline's staged packages (None: lend copies of them, not hard links)."""
+    sources: WorldSources | None = None
+    """The untouched world's sources and generator inputs (None: load each mutated world in full)."""
 
 
 @dataclass
@@ -554,7 +575,7 @@ def _evaluate(mutation: _Drawn, shared: _Shared) -> dict[str, Any]:
     reasons: list[str] = []
     if "world" in injection.touches:
         if shared.incremental:
-            reasons += changed_views(shared.before, copy.world, shared.revision_digests, shared.reach)
+            reasons += changed_views(shared.before, copy.world, shared.revision_digests, shared.reach, shared.sources)
         else:
             reasons += changed_views(shared.before, copy.world)
     changed = changed_inputs(baseline, mutation.digests, injection)
@@ -595,7 +616,7 @@ def _failing_checks(mutation: _Drawn, shared: _Shared, changed: frozenset[str]) 
         return failing_checks(copy, fresh_dir(mutation.case_root, "run-"), injection, only=shared.watched,
                               stop_on_fail=True)
     same_world = WORLD not in changed
-    package = shared.pristine.package.rebased(copy.world) if same_world else load_world(copy.world)
+    package = shared.pristine.package.rebased(copy.world) if same_world else load_mutated(copy.world, shared.sources)
     only = shared.traced.to_run(shared.watched, changed)
     if not only:
         return [], []
@@ -604,9 +625,60 @@ def _failing_checks(mutation: _Drawn, shared: _Shared, changed: frozenset[str]) 
         repeats=1, server_factory=injection.server_factory, tamper_staged=injection.tamper_staged,
         store=injection.store, runs=injection.runs,
     )
+    linked = False
     if same_world:
         ctx._builds.update(baseline.builds)
         if OVERLAYS not in changed:
             ctx.staged_from = baseline.staged
+            if shared.staged_signature is not None:
+                # The untouched packages are lent as hard links; those the hook may change are copied first.
+                linked = True
+                ctx.staged_copy = link_tree
+                if injection.tamper_staged is not None:
+                    ctx.tamper_staged = _unshared(injection, baseline.staged)
     results = run_checks(ctx, only=only, exclude_tags={REPEAT}, stop_on_fail=True, cheapest_first=True)
+    if linked and tree_signature(list(baseline.staged.values())) != shared.staged_signature:
+        raise RuntimeError(f"verifying mutation {mutation.number} ({mutation.kind}) wrote into a staged package it "
+                           "was lent as hard links; declare what its staging hook changes (Injection.tamper_targets)")
     return [r.id for r in results if r.status == "fail"], [f"{r.id}: {r.reason}" for r in results if r.status == "error"]
+
+
+def _unshared(injection: Injection, staged: dict[str, Path]) -> Callable[[list[Any]], None]:
+    """The injection's staging hook, run after the packages it may change (all, if it does not
+    say) are made real copies of the untouched ones instead of hard links to them."""
+    hook, targets = injection.tamper_staged, injection.tamper_targets
+    assert hook is not None
+
+    def tamper(tasks: list[Any]) -> None:
+        for task in targets(tasks) if targets is not None else tasks:
+            if task.label in staged and task.out is not None:
+                shutil.rmtree(task.out)
+                copy_tree(staged[task.label], task.out)
+        hook(tasks)
+
+    return tamper
+
+
+_MUTATED: dict[tuple[Path, tuple], WorldPackage | Exception] = {}
+
+
+def load_mutated(world: Path, sources: WorldSources | None = None) -> WorldPackage:
+    """`load_world` of a mutated copy (once per copy, a failure too), without storing it in the
+    cross-process world cache: no later load asks for a mutated copy's sources. With the untouched
+    world's `sources`, a copy whose data files and generator inputs are unchanged takes its base
+    entities from the untouched package (`WorldSources.entities`)."""
+    root = resolve_world(world)
+    key = (root, _tree_signature(root))
+    found = _MUTATED.get(key)
+    if found is None:
+        try:
+            found = _load_package(root, sources.entities(root) if sources is not None else None)
+            for name in found.revision_names:
+                found.revision(name).digest  # noqa: B018 - as load_world does: a revision that cannot be digested fails the load
+        except Exception as error:  # noqa: BLE001 - remembered and raised again, as a second load would
+            found = error
+        _MUTATED.clear()
+        _MUTATED[key] = found
+    if isinstance(found, Exception):
+        raise found
+    return found

@@ -19,7 +19,7 @@ import gc
 import os
 import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
 from worldkit.check_result import CheckResult
@@ -237,7 +237,11 @@ def run_scheduled(
         wave(late)
         _run_here(ctx, here, found, progress, total)
         while futures:
-            collect(next(iter(as_completed(list(futures)))))
+            finished, _ = wait(list(futures), timeout=0.5, return_when=FIRST_COMPLETED)
+            for future in finished:
+                collect(future)
+            if not finished and progress:
+                progress(f"waiting for {', '.join(sorted(futures.values()))}", len(found), total)
     finally:
         for pool in reversed(pools):
             pool.shutdown(wait=True, cancel_futures=True)

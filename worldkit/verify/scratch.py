@@ -49,6 +49,46 @@ def copy_tree(src: Path, dst: Path) -> Path:
     return dst
 
 
+def link_tree(src: Path, dst: Path) -> Path:
+    """`copy_tree` whose files are hard links to `src`'s: the same bytes, mode and times, for the
+    cost of a link. Folders and symlinks are made anew (stats copied as `copy_tree` does). Writing a
+    linked file in place writes `src`'s too: only for trees nothing writes into (see
+    `tree_signature`, which tells whether anything did)."""
+    os.makedirs(dst)
+    with os.scandir(src) as entries:
+        items = sorted(entries, key=lambda e: e.name)
+    for entry in items:
+        if entry.name == "__pycache__":
+            continue
+        target = os.path.join(dst, entry.name)
+        if entry.is_symlink():
+            os.symlink(os.readlink(entry.path), target)
+            shutil.copystat(entry.path, target, follow_symlinks=False)
+        elif entry.is_dir():
+            link_tree(Path(entry.path), Path(target))
+        else:
+            os.link(entry.path, target)
+    shutil.copystat(src, dst)
+    return dst
+
+
+def tree_signature(roots: list[Path]) -> dict[str, tuple[int, int, int, int]]:
+    """path → (inode, size, mtime, mode) of every file under `roots`: a file written in place, or
+    chmod'ed, shows a different signature (hard links share the inode, so a write through a link shows)."""
+    found: dict[str, tuple[int, int, int, int]] = {}
+    stack = [str(r) for r in roots]
+    while stack:
+        folder = stack.pop()
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                    continue
+                st = entry.stat(follow_symlinks=False)
+                found[entry.path] = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_mode)
+    return found
+
+
 class ScratchCopy:
     """A world, its frozen manifests and its overlays copied into `root`.
 

@@ -60,16 +60,21 @@ class Pristine:
     copy: ScratchCopy
     package: WorldPackage
     frozen: dict[Key, Manifest]
+    _overlays: list[Any] | None = field(default=None, repr=False, compare=False)
 
     @property
     def keys(self) -> list[Key]:
         return sorted(self.frozen)
 
     def overlays(self) -> list[Any]:
-        from worldkit.overlay.load import load_overlay
+        """The untouched copy's overlays, loaded once (cases only read them; they never change:
+        a case edits its own copy, never the untouched one)."""
+        if self._overlays is None:
+            from worldkit.overlay.load import load_overlay
 
-        files = overlay_files(self.copy.overlays) if self.copy.overlays else []
-        return [load_overlay(p) for p in files]
+            files = overlay_files(self.copy.overlays) if self.copy.overlays else []
+            self._overlays = [load_overlay(p) for p in files]
+        return list(self._overlays)
 
 
 def load_pristine(copy: ScratchCopy) -> Pristine:
@@ -160,6 +165,11 @@ def _full_task(task: Any) -> bool:
     return task.out is not None and task.condition == "full"
 
 
+def _full_of(overlay_id: str) -> Callable[[list[Any]], list[Any]]:
+    """The tasks a hook that changes `overlay_id`'s full package may change (`Injection.tamper_targets`)."""
+    return lambda tasks: [t for t in tasks if _full_task(t) and t.overlay.id == overlay_id]
+
+
 def renamed_verifier_file(p: Pristine, copy: ScratchCopy, rng: random.Random | None) -> Injection:
     """A file of a staged verifier package renamed: the verifier inventory no longer matches."""
     overlays = _require_overlays(p)
@@ -177,6 +187,7 @@ def renamed_verifier_file(p: Pristine, copy: ScratchCopy, rng: random.Random | N
             injection.notes.append(f"{victim.relative_to(task.out)} → {renamed.name}")
 
     injection.tamper_staged = tamper
+    injection.tamper_targets = _full_of(target)
     return injection
 
 
@@ -255,6 +266,7 @@ def verifier_file_on_candidate_side(p: Pristine, copy: ScratchCopy, rng: random.
             injection.notes.append(f"{source.relative_to(task.out)} → candidate/workspace/notes{source.suffix}")
 
     injection.tamper_staged = tamper
+    injection.tamper_targets = _full_of(target)
     return injection
 
 
@@ -393,6 +405,7 @@ def _staged_attack(
                 injection.notes.append(attack(task))
 
     injection.tamper_staged = tamper
+    injection.tamper_targets = _full_of(target)
     return injection
 
 

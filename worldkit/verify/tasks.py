@@ -156,7 +156,7 @@ def stage_tasks(ctx: VerifyContext) -> list[StagedTask]:
                 reused = (ctx.staged_from or {}).get(task.label)
                 try:
                     if reused is not None:
-                        task.out = copy_tree(reused, out)
+                        task.out = (ctx.staged_copy or copy_tree)(reused, out)
                         task.summary = json.loads((out / "package.json").read_bytes())
                     else:
                         result = apply_overlay(model, out, condition, allow_stale=True, check=False,

@@ -19,6 +19,7 @@ correctness: deleting `.worldkit/cache` only costs time.
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import pickle
 import platform
@@ -28,11 +29,12 @@ from typing import TYPE_CHECKING, Any
 
 from worldkit import __version__
 from worldkit._fs import replace_file
+from worldkit.world import table
 
 if TYPE_CHECKING:
     from worldkit.world.load import WorldPackage
 
-FORMAT = b"worldkit-world-cache 1"
+FORMAT = b"worldkit-world-cache 2"
 """First line of every entry; bump it when the entry layout changes."""
 
 _OFF = {"off", "0", "no", "false", "none"}
@@ -120,7 +122,8 @@ def read_entry(key: str, folder: Path | None = None, kind: str = "worlds") -> An
         return None
     # The payload is hashed and unpickled through one open file, a chunk at a time, so a large
     # world is never held as bytes beside the objects it unpickles to (100k files: 72 MB twice).
-    # Entries are replaced by rename, never rewritten, so the open file stays what was hashed.
+    # Entries are replaced by rename, never rewritten, so the open file stays what was hashed; its
+    # document table (`worldkit.world.table`) is read later through a duplicate of its descriptor.
     try:
         with path.open("rb") as handle:
             header = handle.readline(len(FORMAT) + len(key) + 80)
@@ -133,8 +136,12 @@ def read_entry(key: str, folder: Path | None = None, kind: str = "worlds") -> An
             if fields[3] != hashlib.file_digest(handle, "sha256").hexdigest().encode():
                 return None
             handle.seek(start)
+            size = int.from_bytes(handle.read(8), "big")
             try:
-                return pickle.load(handle)
+                if not table.AVAILABLE:
+                    return pickle.load(handle)
+                rows = table.Table(os.dup(handle.fileno()), start + 8 + size)
+                return table.TableUnpickler(handle, rows).load()
             except Exception:  # noqa: BLE001 - any unreadable entry is ignored and rebuilt
                 return None
     except OSError:
@@ -146,9 +153,19 @@ def write_entry(key: str, value: Any, folder: Path | None = None, kind: str = "w
     path = entry_path(key, folder, kind)
     if path is None:
         return None
-    payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    header = FORMAT + b" " + key.encode("ascii") + b" " + hashlib.sha256(payload).hexdigest().encode() + b"\n"
-    if not replace_file(path, header, payload):
+    rows = bytearray()
+    buffer = io.BytesIO()
+    if table.AVAILABLE:
+        table.TablePickler(buffer, rows).dump(value)
+    else:
+        pickle.dump(value, buffer, protocol=pickle.HIGHEST_PROTOCOL)
+    pickled = buffer.getbuffer()
+    size = len(pickled).to_bytes(8, "big")
+    digest = hashlib.sha256(size)
+    digest.update(pickled)
+    digest.update(rows)
+    header = FORMAT + b" " + key.encode("ascii") + b" " + digest.hexdigest().encode() + b"\n"
+    if not replace_file(path, header, size, pickled, rows):
         return None  # a read-only or full disk only costs time
     try:
         if keep is None:

@@ -282,11 +282,15 @@ class Document(Model):
     verifier_only: bool = False
     """Grading material: never in any projection."""
 
+    def _loaded(self) -> Document:
+        """This document with every field in memory (a world-cache `LazyDocument` reads its table)."""
+        return self
+
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         # An unset `readable_by` is left out, so the canonical form (and revision digest) of a
         # document that does not use it is what it was before the field existed.
-        data = handler(self)
+        data = handler(self._loaded())
         if self.readable_by is None:
             data.pop("readable_by", None)
         return data

@@ -44,3 +44,21 @@ def test_a_changed_entry_changes_the_fingerprint() -> None:
     first, _ = assemble(INPUTS, ENVIRONMENT, "t" * 64, [row])
     second, _ = assemble(INPUTS, ENVIRONMENT, "t" * 64, [(*row[:2], 4, *row[3:])])
     assert first.fingerprint != second.fingerprint
+
+
+@given(rows)
+def test_assembled_entries_read_as_the_list_of_entries(found: list[tuple]) -> None:
+    manifest, _ = assemble(INPUTS, ENVIRONMENT, "t" * 64, found)
+    entries = [Entry(path=p, sha256=s, size=n, surface=u, source=o, mtime=m) for p, s, n, u, o, m in found]
+    files = manifest.files
+    assert len(files) == len(entries) and list(files) == entries and entries == files
+    assert [files[i] for i in range(-len(entries), len(entries))] == entries + entries
+    assert files[1:] == entries[1:] and files[::-1] == entries[::-1]
+    assert manifest.by_path() == {e.path: e for e in entries}
+    plain = Manifest(inputs=INPUTS, environment=ENVIRONMENT, tool_bundle_sha256="t" * 64, files=entries,
+                     fingerprint=manifest.fingerprint)
+    assert manifest == plain and plain == manifest
+    assert manifest.model_dump() == plain.model_dump()
+    assert manifest.model_dump_json() == plain.model_dump_json()
+    assert manifest.model_fields_set == plain.model_fields_set
+    assert manifest.expected_fingerprint() == manifest.fingerprint

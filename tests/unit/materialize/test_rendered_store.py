@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.builders import WorldSpec
-from worldkit.materialize import materialize, rendered
+from worldkit.materialize import materialize, pack, rendered
 from worldkit.materialize.memo import _MEMO, fresh_renders, new_memo
 from worldkit.render import Renderer
 from worldkit.world import load_world
@@ -130,6 +130,7 @@ def test_a_projection_read_from_the_store_is_the_one_rendered(
     root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(rendered, "STORE_MIN_SECONDS", 0.0)  # store every document
+    monkeypatch.setattr(pack, "folder", lambda: None)  # the store, not a whole-projection pack, serves "again"
     package = load_world(WorldSpec().write(tmp_path / "worlds" / "mini"))
     _MEMO.clear()
     first = materialize(package, "r1", "2025-07-01", "S1", tmp_path / "first")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from worldkit.canon import sha256_bytes
@@ -66,3 +66,49 @@ def test_any_long_single_paragraph_embedded_in_a_file_is_found(secret: str, befo
     embedded = f"{before} \n{secret}\n {after}"
     leaks = find_leaks([item(secret)], [("c.md", embedded.encode("utf-8", errors="replace"))])
     assert leaks, (secret, embedded)
+
+
+def _naive(items: list[VerifierItem], candidate: list[tuple[str, bytes]]) -> set[tuple[str, str, str]]:
+    """(item, path, rule) of every leak, found text by text, file by file (no shared corpus)."""
+    from worldkit.overlay.leaks import paragraphs
+    from worldkit.overlay.view import readable_text
+
+    found = set()
+    for it in items:
+        digest = sha256_bytes(it.data)
+        same = {p for p, d in candidate if sha256_bytes(d) == digest}
+        found |= {(it.label, p, "bytes") for p in same}
+        for unit in paragraphs(it.data.decode("utf-8", errors="replace")):
+            found |= {(it.label, p, "text") for p, d in candidate
+                      if p not in same and unit in collapse(readable_text(p, d))}
+    return found
+
+
+_WIDE = st.text(alphabet=st.sampled_from("ab ≤→é\U0001d11e\n"), max_size=30)
+
+
+@settings(deadline=None)  # a loaded machine must not fail it: nothing here is timed
+@given(st.lists(_WIDE, min_size=1, max_size=4), _WIDE, _WIDE)
+def test_the_search_finds_what_a_file_by_file_text_search_finds(files: list[str], before: str, after: str) -> None:
+    """Characters of one to four UTF-8 bytes before, inside and after the verifier text: each
+    leak is reported for the file it is in, and only there."""
+    secret = "≤ the corrected assay → 99.1 % of label claim, lot \U0001d11e-2401 é"
+    candidate = [(f"f{n}.md", text.encode()) for n, text in enumerate(files)]
+    candidate.append(("g.md", f"{before}{secret}{after}".encode()))
+    items = [item(secret), item(before + secret, "truth.facts[1]")]
+    memo: dict = {}
+    leaks = find_leaks(items, candidate, texts=memo)
+    assert {(l.item, l.candidate_path, l.rule) for l in leaks} == _naive(items, candidate)
+    assert find_leaks(items, candidate, texts=memo) == leaks  # the kept texts give the same answer
+
+
+def test_split_reviewed_is_find_leaks_with_the_reviewed_digests() -> None:
+    from worldkit.overlay.leaks import split_reviewed
+
+    two = "Other paragraph that is long enough to count as verifier text.\n\n" + LONG
+    candidate = [("a.md", LONG.encode()), ("b.md", two.encode()), ("c.md", b"42\n")]
+    items = [item(LONG), item(two, "truth.facts[1]"), item("42\n", "truth.facts[2]")]
+    every = find_leaks(items, candidate)
+    for reviewed in ([], [sha256_bytes(LONG.encode())], [sha256_bytes(collapse(LONG).encode())],
+                     [sha256_bytes(b"42\n"), sha256_bytes(two.encode())]):
+        assert split_reviewed(every, reviewed) == find_leaks(items, candidate, reviewed)

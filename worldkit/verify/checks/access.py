@@ -31,7 +31,7 @@ class AccessAudit(BaseCheck):
 
         def auditor(rev: str) -> Auditor:
             if rev not in auditors:
-                auditors[rev] = Auditor(ctx.package.revision(rev))
+                auditors[rev] = Auditor.shared(ctx.package.revision(rev))
             return auditors[rev]
 
         for (rev, date, seat), manifest in sorted(ctx.readable.items()):

@@ -258,10 +258,11 @@ class Separation(BaseCheck):
     fix = "Remove the verifier material from the candidate side; if the overlap is intended, review it and list its sha256 in reviewed_overlaps."
 
     def run(self, ctx: VerifyContext) -> CheckResult:
-        from worldkit.overlay.leaks import VerifierItem, find_leaks, verifier_items
+        from worldkit.overlay.leaks import VerifierItem, find_leaks, split_reviewed, verifier_items
         from worldkit.overlay.load import reference_bytes
 
         tasks = ctx.tasks
+        texts: dict[tuple[str, str], bytes] = {}  # candidate files' texts: the tasks of a seat share most
         items: list[Item] = []
         reviewed_total = reviewed_used = checked = 0
         for task in tasks:
@@ -278,8 +279,8 @@ class Separation(BaseCheck):
                          if rel != MANIFEST_NAME and (data := read_regular(task.candidate / rel)) is not None]
             reviewed = [o.sha256 for o in task.overlay.reviewed_overlaps]
             reviewed_total += len(reviewed)
-            every = find_leaks(verifier, candidate)
-            leaks = find_leaks(verifier, candidate, reviewed)
+            every = find_leaks(verifier, candidate, texts=texts)
+            leaks = split_reviewed(every, reviewed)
             reviewed_used += len({leak.unit_sha256 for leak in every} & set(reviewed) | {leak.item_sha256 for leak in every} & set(reviewed))
             for leak in leaks:
                 items.append(_task_item(f"leak-{leak.rule}", task, path=f"candidate/{leak.candidate_path}",

@@ -48,10 +48,19 @@ async def _pages(client: Any, tool: str, key: str, **args: Any) -> list[dict[str
     return found
 
 
+async def _unvalidated(name: str, result: Any) -> None:
+    """Stands in for the client's re-validation of a tool result against the tool's output schema."""
+
+
 async def _served(server: Any) -> dict[str, Any]:
     from mcp import Client
 
     async with Client(server) as client:
+        # What is compared is what the listings hold (a missing or malformed field fails the
+        # comparison or the check); that results also match the tools' output schemas is not
+        # this check's claim, and the client's JSON-schema pass over some 2,000 listed entries per
+        # seat cost more than the rest of the check.
+        client.session.validate_tool_result = _unvalidated  # type: ignore[method-assign]
         tools = sorted(t.name for t in (await client.list_tools()).tools)
         files = await _pages(client, "list_files", "entries") if "list_files" in tools else []
         records = await _pages(client, "query_records", "records") if "query_records" in tools else []

@@ -49,6 +49,7 @@ _PAGE = 5_000
 _WRITE_ATTEMPTS = 40
 # The JSON text of a str, as canonical_json writes it (ensure_ascii=False), without the encoder.
 _string = json.encoder.encode_basestring
+_monotonic = time.monotonic
 
 
 class Event(BaseModel):
@@ -183,6 +184,8 @@ class EventLog:
             )
         self._anchor_every = anchor_every
         self._anchored_at = 0.0
+        # When `record` next writes an anchor (never without an anchor file); set by `_anchor`.
+        self._anchor_due = float("inf") if self.anchor_path is None else 0.0
         self._anchored_seq = -1
         self._clock = clock
         # The text of the clock's time, as `format_time` writes it (the default clock: cheaper).
@@ -211,12 +214,22 @@ class EventLog:
             )
         self._sql = _statements(self._dialect)
         self._insert_text, self._insert_params = self._sql.insert.text, self._sql.insert.params
-        # SQLite: the lone writer's INSERT with the fields every event of this log shares written
-        # into the statement (bound once, when it is prepared); None where one cannot be a literal.
+        # SQLite: the lone writer's INSERTs with the fields every event of this log shares written
+        # into the statement (bound once, when it is prepared), one with every other value bound,
+        # one with `detail` and one with `detail` and `state_change` the literal NULL (what most
+        # calls store: the driver adapts a bound None through a failed protocol lookup, several
+        # times the cost of binding a string); None where a field cannot be a literal.
         self._own_insert = None if self._key_base is None else _sqlite_own_insert(self.run_id, seat, self.session)
+        self._own_insert_no_detail = None if self._own_insert is None else _sqlite_own_insert(
+            self.run_id, seat, self.session, nulls=("detail",)
+        )
+        self._own_insert_no_extras = None if self._own_insert is None else _sqlite_own_insert(
+            self.run_id, seat, self.session, nulls=("detail", "state_change")
+        )
         # The fields every event of this log shares, as `row_hash` encodes them.
         self._fixed_text = f'"run_id":{_string(self.run_id)},"seat":{_string(self.seat)},"seq":'
         self._session_text = f'"session":{_string(self.session)},"state_change":'
+        self._tail = f',"v":{LOG_VERSION}}}\n'
         self._anchor(head.seq, head.hash, final=False)
 
     def append(
@@ -249,18 +262,39 @@ class EventLog:
                 # The lone writer's path: link after the known head, one committed INSERT.
                 seq, prev = head[0] + 1, head[1]
                 moment = self._now_text()
-                digest = self._row_hash(row, seq, moment, prev)
+                tool, arguments, outcome, result_digest, detail, change = row.values()  # `_prepare`'s order
+                # `row_hash` of the row, written out with the log's fixed fields pre-encoded;
+                # `_prepare` checked outcome (a known word) and result_digest (hex): no escaping.
+                quoted = "null" if result_digest is None else f'"{result_digest}"'
+                digest = _sha256(
+                    f'{{"arguments":{arguments},"detail":{"null" if detail is None else detail},'
+                    f'"outcome":"{outcome}","prev_hash":"{prev}","result_digest":{quoted},'
+                    f'{self._fixed_text}{seq},{self._session_text}{"null" if change is None else change},'
+                    f'"time":"{moment}","tool":{_string(tool)}{self._tail}'.encode()
+                ).hexdigest()
                 text = self._own_insert
                 if text is not None:  # SQLite: positional, in `_sqlite_own_insert` order
-                    params: Any = (
-                        self._key_base + seq, seq, moment, row["tool"], row["arguments"], row["outcome"],
-                        row["result_digest"], row["detail"], row["state_change"], prev, digest,
-                    )  # fmt: skip
+                    if detail is not None:
+                        params: Any = (
+                            self._key_base + seq, seq, moment, tool, arguments, outcome, result_digest,
+                            detail, change, prev, digest,
+                        )  # fmt: skip
+                    elif change is None:
+                        text = self._own_insert_no_extras
+                        params = (
+                            self._key_base + seq, seq, moment, tool, arguments, outcome, result_digest, prev,
+                            digest,
+                        )  # fmt: skip
+                    else:
+                        text = self._own_insert_no_detail
+                        params = (
+                            self._key_base + seq, seq, moment, tool, arguments, outcome, result_digest, change,
+                            prev, digest,
+                        )  # fmt: skip
                 elif self._key_base is not None:  # SQLite: positional, in `_SQLITE_INSERT` order
                     params = (
                         self._key_base + seq, self.run_id, seq, LOG_VERSION, moment, self.seat,
-                        self.session, row["tool"], row["arguments"], row["outcome"],
-                        row["result_digest"], row["detail"], row["state_change"], prev, digest,
+                        self.session, tool, arguments, outcome, result_digest, detail, change, prev, digest,
                     )  # fmt: skip
                     text = _SQLITE_INSERT
                 else:
@@ -276,25 +310,11 @@ class EventLog:
                     self._head = None  # fall through: re-read, retry, or fail below
                 else:
                     self._head = (seq, digest)
-                    if self.anchor_path is not None and time.monotonic() - self._anchored_at >= self._anchor_every:
+                    if _monotonic() >= self._anchor_due:
                         self._anchor(seq, digest, final=False)
                     return seq, digest
         written = self._write([row])[0]
         return written["seq"], written["hash"]
-
-    def _row_hash(self, row: Mapping[str, Any], seq: int, moment: str, prev: str) -> str:
-        """`row_hash` of the row this log is about to store, with its fixed fields pre-encoded."""
-        digest, detail, change = row["result_digest"], row["detail"], row["state_change"]
-        # `_prepare` checked outcome (a known word) and result_digest (hex): no escaping needed.
-        digest = "null" if digest is None else '"' + digest + '"'
-        text = (
-            f'{{"arguments":{row["arguments"]},"detail":{"null" if detail is None else detail},'
-            f'"outcome":"{row["outcome"]}","prev_hash":"{prev}",'
-            f'"result_digest":{digest},{self._fixed_text}{seq},'
-            f'{self._session_text}{"null" if change is None else change},"time":"{moment}",'
-            f'"tool":{_string(row["tool"])},"v":{LOG_VERSION}}}\n'
-        )
-        return _sha256(text.encode()).hexdigest()
 
     def append_many(self, entries: Iterable[EventInput]) -> list[Event]:
         """Log several calls, in order, as consecutive events in one transaction."""
@@ -367,6 +387,7 @@ class EventLog:
         )  # fmt: skip
         write_anchor(anchor, self.anchor_path, durable=final)
         self._anchored_at, self._anchored_seq = now, seq
+        self._anchor_due = now + self._anchor_every
         return anchor
 
     def _write(self, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -553,14 +574,15 @@ _SQLITE_INSERT = (
 )
 
 
-def _sqlite_own_insert(run_id: str, seat: str, session: str) -> str | None:
+def _sqlite_own_insert(run_id: str, seat: str, session: str, nulls: tuple[str, ...] = ()) -> str | None:
     """`_SQLITE_INSERT` with run_id, version, seat and session of one log as SQL literals (None if
-    one holds a NUL, which a statement's text cannot): fewer values to bind per append."""
+    one holds a NUL, which a statement's text cannot), and the columns `nulls` as the literal NULL:
+    fewer values to bind per append."""
     fixed = {"run_id": run_id, "version": LOG_VERSION, "seat": seat, "session": session}
     if any("\x00" in str(value) for value in fixed.values()):
         return None
     values = [
-        "?" if name not in fixed else str(fixed[name]) if name == "version"
+        "NULL" if name in nulls else "?" if name not in fixed else str(fixed[name]) if name == "version"
         else "'" + str(fixed[name]).replace("'", "''") + "'"
         for name in _SQLITE_COLUMNS
     ]  # fmt: skip
@@ -656,7 +678,7 @@ def _prepare(
             f"result digest {result_digest!r} of a {tool} call is not a lowercase hex SHA-256; "
             "digest the returned content with worldkit.canon.sha256_bytes"
         )
-    return {
+    return {  # in this order: `EventLog.record` unpacks the values
         "tool": tool,
         "arguments": _json_text(tool, "arguments", arguments, required=True),
         "outcome": outcome,

@@ -92,3 +92,30 @@ def test_record_stores_what_append_would_for_any_seat(store: Store, seat: str) -
     assert all(event.seat == seat for event in recorded)
     assert [row_hash(row) for row in stored_rows(store, "by-record", 0, 9)] == [h for _, h in heads]
     assert verify_chain(store, "by-record").ok and verify_chain(store, "by-append").ok
+
+
+def test_record_stores_what_append_would_for_every_optional_field(store: Store) -> None:
+    """`detail`, `state_change` and `result_digest` each set or None, in every combination: on
+    SQLite the lone writer's INSERT writes a None `detail` / `state_change` as the literal NULL."""
+    calls = [
+        ("update_record", {"id": n}, "ok" if digest else "error", digest, detail, change)
+        for n, (digest, detail, change) in enumerate(
+            itertools.product(["d" * 64, None], [{"why": "x"}, None], [{"op": "set", "id": 1}, None])
+        )
+    ] * 2  # fmt: skip
+    with EventLog(store, "by-record", "EMP-QC-001") as log:
+        heads = [log.record(*calls[0])]  # opens the log's connection (the general path)
+        general: list[int] = []
+        write = log._write
+        log._write = lambda entries: general.append(len(entries)) or write(entries)  # type: ignore[method-assign]
+        heads += [log.record(*call) for call in calls[1:]]
+    assert general == []  # every later call took the lone writer's one-INSERT path
+    with EventLog(store, "by-append", "EMP-QC-001") as log:
+        appended = [log.append(*call) for call in calls]
+    recorded = list(read_events(store, "by-record"))
+    assert [(e.seq, e.hash) for e in recorded] == heads
+    fields = [(e.tool, e.arguments, e.outcome, e.result_digest, e.detail, e.state_change) for e in recorded]
+    assert fields == [(e.tool, e.arguments, e.outcome, e.result_digest, e.detail, e.state_change) for e in appended]
+    assert fields == [(t, a, o, r, d, c) for t, a, o, r, d, c in calls]
+    assert [row_hash(row) for row in stored_rows(store, "by-record", 0, len(calls))] == [h for _, h in heads]
+    assert verify_chain(store, "by-record").ok and verify_chain(store, "by-append").ok

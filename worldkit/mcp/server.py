@@ -127,17 +127,32 @@ def _handler(view: SeatView, spec: ToolSpec) -> Callable[..., Any]:
     return call
 
 
+_SHAPES: dict[str, tuple[type[BaseModel], str, str]] = {}
+"""Tool name → (argument model, input schema, output schema as JSON): the same for every server,
+made once per process (a pydantic model class and two schemas cost more than the rest of a
+server's start); each server gets its own copies of the schemas."""
+
+
+def _shapes(spec: ToolSpec) -> tuple[type[BaseModel], dict[str, Any], dict[str, Any]]:
+    made = _SHAPES.get(spec.name)
+    if made is None or made[0].__bases__[0] is not spec.args:
+        # The argument model is the spec's own (extra arguments refused), so the published input
+        # schema is byte-for-byte the one in tools.json.
+        arguments = type(f"{spec.name}Arguments", (spec.args, ArgModelBase), {})
+        made = _SHAPES[spec.name] = (arguments, json.dumps(spec.args.model_json_schema()),
+                                     json.dumps(output_schema(_RESULTS[spec.name])))
+    return made[0], json.loads(made[1]), json.loads(made[2])
+
+
 def _tool(view: SeatView, spec: ToolSpec) -> Tool:
-    # The argument model is the spec's own (extra arguments refused), so the published input
-    # schema is byte-for-byte the one in tools.json.
-    arguments = type(f"{spec.name}Arguments", (spec.args, ArgModelBase), {})
+    arguments, parameters, produces = _shapes(spec)
     return Tool(
         fn=_handler(view, spec),
         name=spec.name,
         description=spec.description,
-        parameters=spec.args.model_json_schema(),
+        parameters=parameters,
         # A published schema without an output model: the handler returns a finished result.
-        fn_metadata=FuncMetadata(arg_model=arguments, output_schema=output_schema(_RESULTS[spec.name])),
+        fn_metadata=FuncMetadata(arg_model=arguments, output_schema=produces),
         is_async=True,
         context_kwarg=None,
         annotations=_annotations(spec),

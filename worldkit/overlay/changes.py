@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import os
+import pickle
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -116,35 +118,55 @@ def observed_changes(ctx: GradingContext, *, attempts: bool = False) -> list[Cha
 def baseline_records(projection: Path) -> dict[str, dict[str, Any]]:
     """Record id → record JSON as in the pre-task projection: a fresh copy on every call (callers
     mutate it in place)."""
-    found: dict[str, dict[str, Any]] = {}
-    for stem, text in _record_texts(projection / "records"):
-        record = json.loads(text)
-        found[record.get("id", stem)] = record
-    return found
+    return pickle.loads(_record_blob(projection / "records"))
 
 
-_TEXTS: dict[str, tuple[tuple[Any, ...], list[tuple[str, str]]]] = {}
-"""Records folder → (its files' stat signature, (stem, text) per file): grading replays one
-projection many times (every counterfactual, every criterion), and reads it once."""
+_BLOBS: dict[str, tuple[tuple[Any, ...], bytes]] = {}
+"""Records folder → (its files' stat signature, the parsed records pickled): grading replays one
+projection many times (every counterfactual, every criterion), and reads and parses it once; each
+call unpickles its own copy (faster than parsing the JSON again)."""
 
 
-def _record_texts(folder: Path) -> list[tuple[str, str]]:
-    """(stem, text) of `folder/*/*.json` in path order, read again whenever any file's path, size,
-    inode, or modification or change time differs from the last read."""
+def _record_files(folder: Path) -> list[str]:
+    """`folder/*/*.json` as `Path.glob` finds them, in path order (as strings)."""
+    found: list[tuple[str, str]] = []
+    with os.scandir(folder) as outer:
+        for sub in outer:
+            if not sub.is_dir():
+                continue
+            try:
+                with os.scandir(sub.path) as inner:
+                    found += [(sub.name, entry.name) for entry in inner if fnmatch.fnmatchcase(entry.name, "*.json")]
+            except (NotADirectoryError, PermissionError, FileNotFoundError):
+                continue
+    return [os.path.join(folder, sub, name) for sub, name in sorted(found)]
+
+
+def _record_blob(folder: Path) -> bytes:
+    """The pickled records of `folder/*/*.json` (id, else stem → record), read and parsed again
+    whenever any file's path, size, inode, or modification or change time differs from the last read."""
     if not folder.is_dir():
-        return []
-    paths = sorted(folder.glob("*/*.json"))
-    stats = [path.stat() for path in paths]
-    signature = tuple((str(p), s.st_size, s.st_ino, s.st_mtime_ns, s.st_ctime_ns) for p, s in zip(paths, stats, strict=True))
+        return _EMPTY
+    paths = _record_files(folder)
+    stats = [os.stat(path) for path in paths]
+    signature = tuple((p, s.st_size, s.st_ino, s.st_mtime_ns, s.st_ctime_ns) for p, s in zip(paths, stats, strict=True))
     key = str(folder.resolve())
-    cached = _TEXTS.get(key)
+    cached = _BLOBS.get(key)
     if cached is not None and cached[0] == signature:
         return cached[1]
-    texts = [(path.stem, path.read_text(encoding="utf-8")) for path in paths]
-    if len(_TEXTS) >= 64:
-        _TEXTS.clear()
-    _TEXTS[key] = (signature, texts)
-    return texts
+    found: dict[str, dict[str, Any]] = {}
+    for path in paths:
+        with open(path, encoding="utf-8") as handle:
+            record = json.loads(handle.read())
+        found[record.get("id", Path(path).stem)] = record
+    blob = pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL)
+    if len(_BLOBS) >= 64:
+        _BLOBS.clear()
+    _BLOBS[key] = (signature, blob)
+    return blob
+
+
+_EMPTY = pickle.dumps({})
 
 
 def _changes_from_state(ctx: GradingContext) -> list[Change]:

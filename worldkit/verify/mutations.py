@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from worldkit.access import Policy
 from worldkit.canon import sha256_bytes
 from worldkit.errors import WorldkitError
 from worldkit.materialize.project import plan_projection
@@ -33,7 +34,15 @@ from worldkit.verify.checks import REPEAT, check_ids, run_checks
 from worldkit.verify.context import VerifyContext
 from worldkit.verify.inject import Injection, NotApplicable, edit_changeset
 from worldkit.verify.paths import SEAT_SPECIFIC
-from worldkit.verify.reuse import OVERLAYS, WORLD, Digests, TracedBaseline, changed_inputs, traced_baseline
+from worldkit.verify.reuse import (
+    OVERLAYS,
+    WORLD,
+    Digests,
+    TracedBaseline,
+    WorldSources,
+    changed_inputs,
+    traced_baseline,
+)
 from worldkit.verify.scratch import ScratchCopy, copy_tree, fresh_dir, link_tree, scratch_dir, tree_signature
 from worldkit.verify.seeded import CASES, Baseline, Pristine, failing_checks, load_pristine, prepare_copy
 from worldkit.world.load import WorldPackage, _load_package, _tree_signature, load_world, resolve_world
@@ -267,7 +276,7 @@ View = tuple[str, ...]
 
 
 def views(world: Path, keys: list[tuple[str, str, str]], known: tuple[dict[str, str], dict[Any, View]] | None = None,
-          reach: Reach | None = None) -> dict[tuple[str, str, str], View] | str:
+          reach: Reach | None = None, sources: WorldSources | None = None) -> dict[tuple[str, str, str], View] | str:
     """What each (rev, date, seat) of `keys` shows, rebuilt in memory from the world source alone:
     `("bundle", sha)` plus sorted `(path, sha)`; a view that cannot be built is `("error", why)`.
     A world that does not load gives the reason as a string.
@@ -279,13 +288,14 @@ def views(world: Path, keys: list[tuple[str, str, str]], known: tuple[dict[str, 
     was rendered from, `Reach.of`), a revision that did change renders again only the files its
     change reaches (`worldkit.materialize.reach`); the others keep the unmutated digest."""
     try:
-        package = load_mutated(world) if known is not None else load_world(world)
+        package = load_mutated(world, sources) if known is not None else load_world(world)
     except WorldkitError as error:
         return error.message
     except Exception as error:  # noqa: BLE001 - a mutated generator may fail in any way
         return f"{type(error).__name__}: {error}"
     found: dict[tuple[str, str, str], tuple[str, ...]] = {}
     shared: dict[tuple[str, str], dict[str, str]] = {}
+    policies: dict[str, Policy] = {}  # one per revision (a pure function of its state), shared by its seats
     changes: dict[str, Change] = {}
     same = _unchanged_revisions(package, known[0]) if known is not None else set()
     for key in sorted(keys):
@@ -297,7 +307,9 @@ def views(world: Path, keys: list[tuple[str, str, str]], known: tuple[dict[str, 
         cache = shared.setdefault((rev, date), {})
         try:
             state = package.revision(rev)
-            projection = plan_projection(state, dt.date.fromisoformat(date), seat)
+            if rev not in policies:
+                policies[rev] = Policy(state)
+            projection = plan_projection(state, dt.date.fromisoformat(date), seat, policies[rev])
             reused: dict[tuple[str, str, str], tuple[str, Reads]] = {}
             change = None
             if reach is not None and rev in reach.states:
@@ -372,11 +384,12 @@ def revision_digests(package: WorldPackage) -> dict[str, str]:
 
 
 def changed_views(before: dict[tuple[str, str, str], tuple[str, ...]], world: Path,
-                  digests: dict[str, str] | None = None, reach: Reach | None = None) -> list[str]:
+                  digests: dict[str, str] | None = None, reach: Reach | None = None,
+                  sources: WorldSources | None = None) -> list[str]:
     """The (rev, date, seat) whose view differs between `before` and the world now (why, for each);
     with the unmutated world's revision `digests`, only revisions whose digest changed are rendered,
     and with its `reach`, only the files of those a change reaches."""
-    after = views(world, list(before), (digests, before) if digests is not None else None, reach)
+    after = views(world, list(before), (digests, before) if digests is not None else None, reach, sources)
     if isinstance(after, str):
         return [f"world no longer loads: {after}"]
     changed = []
@@ -470,8 +483,9 @@ def run_mutations(
             names = [n for n in names if n not in _NEEDS_OVERLAYS]
         reach = Reach.of(pristine.package, before) if incremental else None
         signature = tree_signature(list(baseline.staged.values())) if incremental and baseline.staged else None
+        sources = WorldSources.of(pristine.package) if incremental else None
         shared = _Shared(pristine, traced, watched, before, revision_digests(pristine.package), incremental, reach,
-                         signature)
+                         signature, sources)
         if progress:
             progress("baseline verified", 0, count)
 
@@ -514,6 +528,8 @@ class _Shared:
     """What each shared file of the untouched views was rendered from (None: render every file again)."""
     staged_signature: dict[str, tuple[int, int, int, int]] | None = None
     """`tree_signature` of the baseline's staged packages (None: lend copies of them, not hard links)."""
+    sources: WorldSources | None = None
+    """The untouched world's sources and generator inputs (None: load each mutated world in full)."""
 
 
 @dataclass
@@ -559,7 +575,7 @@ def _evaluate(mutation: _Drawn, shared: _Shared) -> dict[str, Any]:
     reasons: list[str] = []
     if "world" in injection.touches:
         if shared.incremental:
-            reasons += changed_views(shared.before, copy.world, shared.revision_digests, shared.reach)
+            reasons += changed_views(shared.before, copy.world, shared.revision_digests, shared.reach, shared.sources)
         else:
             reasons += changed_views(shared.before, copy.world)
     changed = changed_inputs(baseline, mutation.digests, injection)
@@ -600,7 +616,7 @@ def _failing_checks(mutation: _Drawn, shared: _Shared, changed: frozenset[str]) 
         return failing_checks(copy, fresh_dir(mutation.case_root, "run-"), injection, only=shared.watched,
                               stop_on_fail=True)
     same_world = WORLD not in changed
-    package = shared.pristine.package.rebased(copy.world) if same_world else load_mutated(copy.world)
+    package = shared.pristine.package.rebased(copy.world) if same_world else load_mutated(copy.world, shared.sources)
     only = shared.traced.to_run(shared.watched, changed)
     if not only:
         return [], []
@@ -646,15 +662,17 @@ def _unshared(injection: Injection, staged: dict[str, Path]) -> Callable[[list[A
 _MUTATED: dict[tuple[Path, tuple], WorldPackage | Exception] = {}
 
 
-def load_mutated(world: Path) -> WorldPackage:
+def load_mutated(world: Path, sources: WorldSources | None = None) -> WorldPackage:
     """`load_world` of a mutated copy (once per copy, a failure too), without storing it in the
-    cross-process world cache: no later load asks for a mutated copy's sources."""
+    cross-process world cache: no later load asks for a mutated copy's sources. With the untouched
+    world's `sources`, a copy whose data files and generator inputs are unchanged takes its base
+    entities from the untouched package (`WorldSources.entities`)."""
     root = resolve_world(world)
     key = (root, _tree_signature(root))
     found = _MUTATED.get(key)
     if found is None:
         try:
-            found = _load_package(root)
+            found = _load_package(root, sources.entities(root) if sources is not None else None)
             for name in found.revision_names:
                 found.revision(name).digest  # noqa: B018 - as load_world does: a revision that cannot be digested fails the load
         except Exception as error:  # noqa: BLE001 - remembered and raised again, as a second load would

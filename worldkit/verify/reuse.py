@@ -15,7 +15,10 @@ This module never writes anything; it only decides what must run again.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+import sys
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -148,3 +151,127 @@ def context_attributes() -> set[str]:
     names = {f.name for f in fields(VerifyContext)}
     names |= {n for n in vars(VerifyContext) if not n.startswith("__")}
     return names
+
+
+# -- the world's sources: what a mutated copy's load can take from the untouched one --------------
+
+
+_OPENED: list[set[str]] = []
+"""Where `_opened` notes the files opened while it runs (the innermost set)."""
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if _OPENED and event == "open" and args and isinstance(args[0], (str, bytes, os.PathLike)):
+        _OPENED[-1].add(os.path.abspath(os.fsdecode(args[0])))
+
+
+_HOOKED: list[bool] = []
+
+
+@contextmanager
+def _opened() -> Iterator[set[str]]:
+    """Every file opened (by `open`, `os.open`, imports, …) in this process while inside."""
+    if not _HOOKED:
+        sys.addaudithook(_audit)  # audit hooks stay for the process's life; this one is idle outside
+        _HOOKED.append(True)
+    found: set[str] = set()
+    _OPENED.append(found)
+    try:
+        yield found
+    finally:
+        _OPENED.pop()
+
+
+def _source_of(path: str) -> str:
+    """The module source a byte-code file stands for (`a/__pycache__/b.cpython-311.pyc` → `a/b.py`)."""
+    parent, name = os.path.split(path)
+    if os.path.basename(parent) == "__pycache__" and name.endswith(".pyc"):
+        return os.path.join(os.path.dirname(parent), name.split(".", 1)[0] + ".py")
+    return path
+
+
+def _world_files(root: Path) -> dict[str, bytes]:
+    from worldkit.world.cache import source_files
+
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in source_files(root)}
+
+
+@dataclass
+class WorldSources:
+    """The untouched world's source files, and which of them (and which world-file fields) its
+    generator reads: a mutated copy whose data files and generator inputs are byte-identical has
+    the same base entities, so its load takes them from the untouched package instead of parsing
+    the data files and running the generator again (`entities`).
+
+    The generator's inputs are found by running it (twice, here): the files it opens, byte code
+    counting as its source, and the fields of the world file it reads (any other attribute, such
+    as `model_dump`, counts as reading every field). The generator is deterministic (the world
+    contract the world cache rests on too), so equal inputs give equal output."""
+
+    package: Any
+    files: dict[str, bytes]
+    data: frozenset[str]
+    """Data files the loader parses."""
+    generator_files: frozenset[str] | None
+    """Files the generator opened (None: it could not be traced; never reuse)."""
+    generator_fields: frozenset[str] | None
+    """World-file fields the generator read (None: every field)."""
+
+    @classmethod
+    def of(cls, package: Any) -> WorldSources:
+        from worldkit.world.load import _data_files, _load_generator
+
+        root = Path(package.root)
+        files = _world_files(root)
+        data = frozenset(p.relative_to(root).as_posix() for p in _data_files(root / "data"))
+        spec = package.spec
+        if spec.generator is None:
+            return cls(package, files, data, frozenset(), frozenset())
+        names = set(type(spec).model_fields)
+        read: set[str] = set()
+
+        class Noting(type(spec)):  # type: ignore[misc, valid-type]
+            def __getattribute__(self, name: str) -> Any:
+                if not (name.startswith("__") and name.endswith("__")):
+                    read.add(name if name in names else "*")
+                return super().__getattribute__(name)
+
+        noting = Noting.model_construct(_fields_set=spec.model_fields_set, **{n: getattr(spec, n) for n in names})
+        try:
+            with _opened() as opened:
+                plain = _load_generator(root, spec)
+                traced = _load_generator(root, noting)
+        except Exception:  # noqa: BLE001 - an untraceable generator: never reuse its output
+            return cls(package, files, data, None, None)
+        if traced != plain:
+            return cls(package, files, data, None, None)
+        inside = {os.path.relpath(_source_of(p), root) for p in opened}
+        used = frozenset(p.replace(os.sep, "/") for p in inside if not p.startswith(".."))
+        fields_read = None if "*" in read else frozenset(read)
+        return cls(package, files, data, used, fields_read)
+
+    def entities(self, root: Path) -> Any:
+        """The `entities` hook of `_load_package` for a mutated copy at `root` (None: load everything)."""
+        if self.generator_files is None:
+            return None
+        now = _world_files(root)
+        if now.keys() != self.files.keys():
+            return None
+        changed = {p for p, body in now.items() if body != self.files[p]}
+        if changed & (self.data | self.generator_files):
+            return None
+        old = self.package.spec
+        prefix, moved = str(self.package.root), str(root)
+
+        def entities(spec: Any) -> tuple[dict, dict] | None:
+            if "world.yaml" in changed:
+                if spec.generator != old.generator:
+                    return None
+                names = self.generator_fields if self.generator_fields is not None else type(spec).model_fields
+                if any(getattr(spec, n) != getattr(old, n) for n in names):
+                    return None
+            origin = {k: moved + v[len(prefix):] if v.startswith(prefix) else v
+                      for k, v in self.package.origin.items()}
+            return self.package.base, origin
+
+        return entities

@@ -12,7 +12,7 @@ Every error names the file, the entity id and the field, and says how to fix it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -269,7 +269,10 @@ def _data_files(data_dir: Path) -> list[Path]:
     return files
 
 
-def _load_package(root: Path) -> WorldPackage:
+def _load_package(root: Path, entities: Callable[[WorldFile], tuple[dict, dict] | None] | None = None) -> WorldPackage:
+    """Load `root` from source. `entities(spec)` may give the (base, origin) that loading the data
+    files and running the generator would give (the mutation campaign's copies whose data and
+    generator inputs are unchanged); None: load them."""
     world_file = root / "world.yaml"
     raw = _read_yaml(world_file)
     if not isinstance(raw, dict):
@@ -278,6 +281,17 @@ def _load_package(root: Path) -> WorldPackage:
         spec = WorldFile.model_validate(raw)
     except ValidationError as error:
         raise _validation_error(error, file=world_file, raw=raw) from None
+    known = entities(spec) if entities is not None else None
+    base, origin = known if known is not None else _load_entities(root, spec)
+    package = WorldPackage(root=root, spec=spec, base=base, origin=origin, templates=_load_templates(root))
+    _check_revision_graph(package)
+    for name in package.revision_names:
+        package.revision(name)  # validate every revision up front
+    return package
+
+
+def _load_entities(root: Path, spec: WorldFile) -> tuple[dict[str, dict[str, BaseModel]], dict[tuple[str, str], str]]:
+    """The base entities (data files, then the generator) and the file each came from."""
     buckets = {name: _Sourced() for name in COLLECTIONS}
     data_dir = root / "data"
     for path in _data_files(data_dir):
@@ -301,11 +315,7 @@ def _load_package(root: Path) -> WorldPackage:
             _add_entities(buckets, key, generated[key], file=gen_file, raw_root=generated, prefix=(key,))
     base = {name: bucket.items for name, bucket in buckets.items()}
     origin = {(name, key): f for name, bucket in buckets.items() for key, f in bucket.origin.items()}
-    package = WorldPackage(root=root, spec=spec, base=base, origin=origin, templates=_load_templates(root))
-    _check_revision_graph(package)
-    for name in package.revision_names:
-        package.revision(name)  # validate every revision up front
-    return package
+    return base, origin
 
 
 def _check_revision_graph(package: WorldPackage) -> None:

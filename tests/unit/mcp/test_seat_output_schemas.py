@@ -43,3 +43,19 @@ def test_a_nullable_accepts_null_and_its_type_and_nothing_else() -> None:
     check = validator_for(nested)(nested)
     assert check.is_valid({"query": "q", "mode": "ranked", "matches": [match], "truncated": False})
     assert not check.is_valid({"query": "q", "mode": "ranked", "matches": [{**match, "score": "high"}], "truncated": False})
+
+
+def test_every_server_publishes_the_schemas_the_models_give_in_copies_of_its_own() -> None:
+    """The argument model and both schemas are made once per process; each server's tools carry
+    exactly what the spec's models give, and no server shares a schema object with another."""
+    from worldkit.mcp.server import _RESULTS, _shapes
+    from worldkit.tools.specs import TOOLS
+
+    for spec in TOOLS:
+        model, parameters, produces = _shapes(spec)
+        again = _shapes(spec)
+        assert parameters == spec.args.model_json_schema()
+        assert produces == output_schema(_RESULTS[spec.name])
+        assert again[0] is model and issubclass(model, spec.args)
+        assert again[1] == parameters and again[1] is not parameters
+        assert again[2] == produces and again[2] is not produces

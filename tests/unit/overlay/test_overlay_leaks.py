@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from worldkit.canon import sha256_bytes
@@ -87,6 +87,7 @@ def _naive(items: list[VerifierItem], candidate: list[tuple[str, bytes]]) -> set
 _WIDE = st.text(alphabet=st.sampled_from("ab ≤→é\U0001d11e\n"), max_size=30)
 
 
+@settings(deadline=None)  # a loaded machine must not fail it: nothing here is timed
 @given(st.lists(_WIDE, min_size=1, max_size=4), _WIDE, _WIDE)
 def test_the_search_finds_what_a_file_by_file_text_search_finds(files: list[str], before: str, after: str) -> None:
     """Characters of one to four UTF-8 bytes before, inside and after the verifier text: each

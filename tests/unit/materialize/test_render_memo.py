@@ -3,12 +3,24 @@ identical to a fresh rendering, and bounded in memory."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 from tests.builders import WorldSpec
-from worldkit.materialize import materialize
+from worldkit.materialize import materialize, pack
 from worldkit.materialize.memo import ENTRY_OVERHEAD, RenderMemo, _MEMO, current_memo, fresh_renders
 from worldkit.world import load_world
+
+
+@pytest.fixture(autouse=True)
+def _no_packs() -> Iterator[None]:
+    """The memo is what these tests watch: a projection's pack (tested in test_pack) would serve a repeat
+    first. Its own patch, so a test's `monkeypatch.undo()` keeps it."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(pack, "folder", lambda: None)
+        yield
 
 
 def _world(tmp_path: Path) -> Path:

@@ -67,6 +67,19 @@ def test_record_with_the_default_clock_stores_the_time_of_the_call(store: Store)
     assert before <= event.time <= after
 
 
+def _record_all(store: Store, seat: str, calls: list[tuple]) -> list[tuple[int, str]]:
+    """`record` each call into run "by-record"; every call after the first (which opens the log's
+    connection by the general path) must take the lone writer's one-INSERT path."""
+    with EventLog(store, "by-record", seat) as log:
+        heads = [log.record(*calls[0])]
+        general: list[int] = []
+        write = log._write
+        log._write = lambda entries: general.append(len(entries)) or write(entries)  # type: ignore[method-assign]
+        heads += [log.record(*call) for call in calls[1:]]
+    assert general == []
+    return heads
+
+
 @pytest.mark.parametrize(
     "seat", ["O'Brien", "a''b'", "'; DROP TABLE log_events; --", "Seat ✓ é", "nul\x00seat", "?"]
 )
@@ -75,13 +88,7 @@ def test_record_stores_what_append_would_for_any_seat(store: Store, seat: str) -
     if "\x00" in seat and store.backend == "postgresql":
         pytest.skip("PostgreSQL text cannot hold a NUL")
     calls = [("read_file", {"path": "x"}, "ok", "0" * 64), ("write_file", {"p": "'"}, "denied", None)] * 2
-    with EventLog(store, "by-record", seat) as log:
-        heads = [log.record(*calls[0])]  # opens the log's connection (the general path)
-        general: list[int] = []
-        write = log._write
-        log._write = lambda entries: general.append(len(entries)) or write(entries)  # type: ignore[method-assign]
-        heads += [log.record(*call) for call in calls[1:]]
-    assert general == []  # every later call took the lone writer's one-INSERT path
+    heads = _record_all(store, seat, calls)
     with EventLog(store, "by-append", seat) as log:
         appended = [log.append(*call) for call in calls]
     recorded = list(read_events(store, "by-record"))
@@ -103,13 +110,7 @@ def test_record_stores_what_append_would_for_every_optional_field(store: Store) 
             itertools.product(["d" * 64, None], [{"why": "x"}, None], [{"op": "set", "id": 1}, None])
         )
     ] * 2  # fmt: skip
-    with EventLog(store, "by-record", "EMP-QC-001") as log:
-        heads = [log.record(*calls[0])]  # opens the log's connection (the general path)
-        general: list[int] = []
-        write = log._write
-        log._write = lambda entries: general.append(len(entries)) or write(entries)  # type: ignore[method-assign]
-        heads += [log.record(*call) for call in calls[1:]]
-    assert general == []  # every later call took the lone writer's one-INSERT path
+    heads = _record_all(store, "EMP-QC-001", calls)
     with EventLog(store, "by-append", "EMP-QC-001") as log:
         appended = [log.append(*call) for call in calls]
     recorded = list(read_events(store, "by-record"))

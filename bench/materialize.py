@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
@@ -75,6 +74,15 @@ def _timed(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, f
     return wall, user + (after.ru_stime - before.ru_stime), user, done.stdout
 
 
+def _create_probe(folder: Path, count: int = 500) -> float:
+    """Wall µs per empty file created in a new folder (kept: deleting it would be what it measures)."""
+    folder.mkdir()
+    start = time.perf_counter()
+    for i in range(count):
+        os.close(os.open(folder / str(i), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    return (time.perf_counter() - start) * 1e6 / count
+
+
 def bench_size(n: int, repeats: int, scratch: Path, cache: str = "cold") -> dict:
     from worldkit.world.synthetic import write_synthetic_world
 
@@ -88,19 +96,34 @@ def bench_size(n: int, repeats: int, scratch: Path, cache: str = "cold") -> dict
         env.pop("WORLDKIT_RENDER_CACHE", None)
     child = [sys.executable, "-c", _CHILD, str(world)]
     # Fills the world cache (and, warm, the render cache: the projection's pack).
-    subprocess.run([*child, str(scratch / f"warm-{n}")], check=True, capture_output=True, env=env)
-    shutil.rmtree(scratch / f"warm-{n}")
-    runs, copies = [], []
-    # Nothing is deleted until a size is done (and its row printed): a mass delete (ext4 with discard)
-    # slows whatever creates files next, and it must not land on one side of the comparison only.
-    for k in range(repeats):
+    subprocess.run([*child, str(scratch / f"warm-{n}-{cache}")], check=True, capture_output=True, env=env)
+    runs, copies, probes = [], [], []
+    # Nothing is deleted until every row is printed (`main`): ext4 skips the inodes of files deleted in
+    # the last minutes when it allocates new ones (`recently_deleted`, a scan per creation), so a mass
+    # delete slows whatever creates files next, by up to 10x here, and must not fall on one side only.
+    # Which side goes first alternates (cp copies the previous repeat's tree when it goes first), and
+    # the kernel's cost of creating a file is probed before each side (`create_probe_us`).
+
+    def materialized(k: int) -> None:
         out = scratch / f"out-{n}-{cache}-{k}"
         subprocess.run(["sync"], check=True)
+        probes.append(_create_probe(scratch / f"probe-{n}-{cache}-m{k}"))
         wall, cpu, user, stdout = _timed([*child, str(out)], env)
         runs.append({**json.loads(stdout), "wall_s": wall, "cpu_s": cpu, "user_cpu_s": user})
+
+    def copied(k: int, source: Path) -> None:
         subprocess.run(["sync"], check=True)
-        wall, cpu, user, _ = _timed(["cp", "-r", str(out), str(scratch / f"copy-{n}-{cache}-{k}")])
+        probes.append(_create_probe(scratch / f"probe-{n}-{cache}-c{k}"))
+        wall, cpu, user, _ = _timed(["cp", "-r", str(source), str(scratch / f"copy-{n}-{cache}-{k}")])
         copies.append({"wall_s": wall, "cpu_s": cpu, "user_cpu_s": user})
+
+    for k in range(repeats):
+        if k % 2 == 0:
+            materialized(k)
+            copied(k, scratch / f"out-{n}-{cache}-{k}")
+        else:
+            copied(k, scratch / f"out-{n}-{cache}-{k - 1}")
+            materialized(k)
     assert len({r["fingerprint"] for r in runs}) == 1, "fingerprints differ between repeats"
 
     def median(rows: list[dict], key: str) -> float:
@@ -139,6 +162,9 @@ def bench_size(n: int, repeats: int, scratch: Path, cache: str = "cold") -> dict
         "materialize_rss_mb": round(peak - loaded, 1),
         "peak_rss_kb_per_file": round(peak * 1024 / runs[0]["files"], 2),
         "load_average": [round(x, 2) for x in os.getloadavg()],
+        # µs of kernel time per empty file created, probed before each side: far above its floor
+        # (a few µs) means recently deleted inodes are being skipped, and both sides pay for it.
+        "create_probe_us": [round(p, 1) for p in probes],
     }
     if n in TARGETS:
         row["target_ratio"] = TARGETS[n]
@@ -165,9 +191,6 @@ def main() -> None:
         for n in (int(s) for s in args.sizes.split(",")):
             for cache in args.cache.split(","):
                 print(json.dumps(bench_size(n, args.repeats, Path(tmp), cache)), flush=True)
-                for k in range(args.repeats):
-                    shutil.rmtree(Path(tmp) / f"out-{n}-{cache}-{k}")
-                    shutil.rmtree(Path(tmp) / f"copy-{n}-{cache}-{k}")
 
 
 if __name__ == "__main__":

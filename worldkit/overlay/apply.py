@@ -345,8 +345,10 @@ def _build(
         full = materialize(world, model.rev, model.date, model.seat, full_dir)
     if full.fingerprint != model.pinned_fingerprint and not allow_stale:
         raise StaleFingerprint(model, full.fingerprint)
+    overlay_sha = overlay_digest(model, references)
     if check:
-        _refuse_problems(model, full)
+        # A projection materialized just now holds what its fingerprint says; a reused one is read afresh.
+        _refuse_problems(model, full, None if reused is not None else (overlay_sha, full.fingerprint, str(model.source)))
     if packet:
         view_manifest = write_curated(full_dir, projection, model, packet)
     else:
@@ -369,7 +371,6 @@ def _build(
     cand_manifest = CandidateManifest.model_validate({**head, "candidate_sha256": sha256_json(head)})
     _write(candidate / MANIFEST_NAME, pretty_json(cand_manifest.model_dump(mode="json")).encode("utf-8"))
 
-    overlay_sha = overlay_digest(model, references)
     task = {
         "schema_version": 1,
         "overlay": model.id,
@@ -410,16 +411,29 @@ def _build(
     return summary
 
 
-def _refuse_problems(model: Overlay, full: Any) -> None:
-    """Run `overlay check` on the projection just materialized; refuse on any error it reports."""
+_CHECKED: dict[tuple[str, str, str], list[Any]] = {}
+"""The errors `overlay check` found, by (overlay digest, projection fingerprint, overlay source), in this process: the
+check is a function of the overlay's content, its reference files and the projection's bytes."""
+
+
+def _refuse_problems(model: Overlay, full: Any, key: tuple[str, str, str] | None = None) -> None:
+    """Run `overlay check` on the projection just materialized (once per `key` in a process: an
+    overlay applied again to the same projection, as a campaign does, is not checked again);
+    refuse on any error it reports."""
     import tempfile
 
     from worldkit.overlay.errors import OverlayProblems
     from worldkit.overlay.problems import check_materialized
 
-    with tempfile.TemporaryDirectory(prefix="worldkit-apply-check-") as scratch:
-        report = check_materialized(model, full, Path(scratch))
-    errors = [p for p in report.errors if p.code != "fingerprint-stale"]  # stale: refused above unless allowed
+    errors = None if key is None else _CHECKED.get(key)
+    if errors is None:
+        with tempfile.TemporaryDirectory(prefix="worldkit-apply-check-") as scratch:
+            report = check_materialized(model, full, Path(scratch))
+        errors = [p for p in report.errors if p.code != "fingerprint-stale"]  # stale: refused above unless allowed
+        if key is not None:
+            if len(_CHECKED) >= 256:
+                _CHECKED.clear()
+            _CHECKED[key] = errors
     if errors:
         lines = "\n".join("  " + p.line() for p in errors)
         raise OverlayProblems(

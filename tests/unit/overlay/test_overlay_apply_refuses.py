@@ -80,3 +80,35 @@ def test_the_judge_reads_only_workspace_files(tmp_path: Path) -> None:
     assert texts["report.md"] == "inside"
     assert all("outside secret" not in (text or "") for text in texts.values())
     assert texts["pipe.md"] is None and texts["link.md"] is None
+
+
+def test_apply_checks_an_overlay_once_per_projection_and_again_when_either_changes(
+    mutated: Callable[[Callable[[dict[str, Any]], Any]], Overlay], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A campaign applies one overlay to one projection many times: `overlay check` runs once for an
+    (overlay content, projection fingerprint) pair in a process; any change to the overlay is checked
+    afresh, and a refused overlay is refused every time."""
+    import worldkit.overlay.apply as apply_module
+    import worldkit.overlay.problems as problems
+
+    monkeypatch.setattr(apply_module, "_CHECKED", {})
+    calls: list[str] = []
+    real = problems.check_materialized
+
+    def counted(model: Overlay, result: Any, scratch: Path) -> Any:
+        calls.append(model.id)
+        return real(model, result, scratch)
+
+    monkeypatch.setattr(problems, "check_materialized", counted)
+    apply_overlay(GOOD, tmp_path / "one")
+    apply_overlay(GOOD, tmp_path / "two")
+    assert len(calls) == 1
+    retitled = mutated(lambda raw: raw.__setitem__("title", raw["title"] + " (again)"))
+    apply_overlay(retitled, tmp_path / "three")
+    assert len(calls) == 2
+    broken = mutated(lambda raw: raw["deliverable"].__setitem__("path", "../../x.csv"))
+    for n in range(2):
+        with pytest.raises(OverlayProblems, match="deliverable-outside-workspace"):
+            apply_overlay(broken, tmp_path / f"broken-{n}")
+        assert not (tmp_path / f"broken-{n}").exists()
+    assert len(calls) == 3

@@ -1,12 +1,13 @@
-"""Run independent jobs in forked child processes, one child per job, and hand the results back in order.
+"""Run independent jobs in forked child processes, a few jobs per child, and hand the results back in order.
 
 The mutation campaign draws each mutation in this process (its random choices must follow one
-another) and verifies it in a child forked right after the draw, so the child inherits everything
-built before it — the loaded world, the baseline's rebuilds and staged packages, the injected
-hooks — without pickling any of it. At most `jobs` children run at once, and this process draws
-the next job while they run. A child returns one JSON object; results are handed to `done` in the
-order the jobs were drawn, so the outcome is the same as running them one after another (which
-is what `jobs=1` does, in this process).
+another) and verifies it in a child forked right after the draw (of it and the others of its
+batch), so the child inherits everything built before it — the loaded world, the baseline's
+rebuilds and staged packages, the injected hooks — without pickling any of it. At most `jobs`
+children run at once, and this process draws the next jobs while they run. A child runs its batch
+one job after another and returns one JSON list; results are handed to `done` in the order the
+jobs were drawn, so the outcome is the same as running them one after another (which is what
+`jobs=1` does, in this process).
 
 A child writes only what its job writes, never to this process's output streams (they are
 replaced by /dev/null in the child: another thread, such as a progress bar's, may hold their locks
@@ -40,19 +41,22 @@ def can_fork() -> bool:
 
 
 def fork_map(items: Iterable[T], work: Callable[[T], dict[str, Any]], jobs: int,
-             done: Callable[[int, dict[str, Any]], None]) -> None:
+             done: Callable[[int, dict[str, Any]], None], batch: int = 1) -> None:
     """`done(n, work(item_n))` for every item, in order; `work` runs in up to `jobs` forked children.
 
-    `items` is iterated in this process, lazily: the next item is drawn while children run. A
+    `items` is iterated in this process, lazily: the next item is drawn while children run. Each
+    child takes up to `batch` items, one after another (as `jobs=1` does here): fewer forks, and
+    the pages a child copies on write are copied once per batch, not once per item. A
     WorldkitError raised by `work` in a child is raised here again (same message); any other
     exception becomes a `ChildFailed` carrying the child's traceback."""
     if jobs <= 1 or not can_fork():
         for n, item in enumerate(items):
             done(n, work(item))
         return
+    batch = max(1, batch)
     source = iter(items)
     ahead: list[tuple[int, T]] = []
-    running: dict[int, tuple[int, int, list[bytes]]] = {}  # fd → (n, pid, chunks)
+    running: dict[int, tuple[int, int, list[bytes]]] = {}  # fd → (first n, pid, chunks)
     finished: dict[int, dict[str, Any]] = {}
     selector = selectors.DefaultSelector()
     drawn = emitted = 0
@@ -69,14 +73,16 @@ def fork_map(items: Iterable[T], work: Callable[[T], dict[str, Any]], jobs: int,
     try:
         while True:
             while len(running) < jobs and (ahead or not exhausted):
-                if not ahead:
+                if len(ahead) < batch and not exhausted:
                     draw()
                     continue
-                n, item = ahead.pop(0)
-                fd, pid = _start(work, item, running)
+                n = ahead[0][0]
+                group = [item for _, item in ahead[:batch]]
+                del ahead[:batch]
+                fd, pid = _start(work, group, running)
                 running[fd] = (n, pid, [])
                 selector.register(fd, selectors.EVENT_READ)
-            if not ahead and not exhausted:
+            if len(ahead) < batch and not exhausted:
                 draw()  # the next job is ready when a child finishes
             if not running:
                 break
@@ -89,7 +95,8 @@ def fork_map(items: Iterable[T], work: Callable[[T], dict[str, Any]], jobs: int,
                 selector.unregister(fd)
                 os.close(fd)
                 n, pid, chunks = running.pop(fd)
-                finished[n] = _result(pid, b"".join(chunks))
+                for offset, row in enumerate(_result(pid, b"".join(chunks))):
+                    finished[n + offset] = row
             while emitted in finished:
                 done(emitted, finished.pop(emitted))
                 emitted += 1
@@ -104,7 +111,7 @@ def fork_map(items: Iterable[T], work: Callable[[T], dict[str, Any]], jobs: int,
         selector.close()
 
 
-def _start(work: Callable[[T], dict[str, Any]], item: T, running: dict[int, Any]) -> tuple[int, int]:
+def _start(work: Callable[[T], dict[str, Any]], items: list[T], running: dict[int, Any]) -> tuple[int, int]:
     read, write = os.pipe()
     gc.freeze()  # what exists now is shared with the child: its collector leaves those pages alone
     pid = os.fork()
@@ -118,7 +125,7 @@ def _start(work: Callable[[T], dict[str, Any]], item: T, running: dict[int, Any]
             _die_with_parent()
             sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - lives until os._exit
             os.dup2(sys.stdout.fileno(), 1)  # nor may anything it starts print into this process's output
-            payload = json.dumps({"ok": work(item)}).encode()
+            payload = json.dumps({"ok": [work(item) for item in items]}).encode()
             code = 0
         except BaseException as error:  # noqa: BLE001 - every failure is reported to the parent
             payload = json.dumps({
@@ -138,7 +145,7 @@ def _start(work: Callable[[T], dict[str, Any]], item: T, running: dict[int, Any]
     return read, pid
 
 
-def _result(pid: int, raw: bytes) -> dict[str, Any]:
+def _result(pid: int, raw: bytes) -> list[dict[str, Any]]:
     _, status = os.waitpid(pid, 0)
     try:
         body = json.loads(raw)

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import islice
 from pathlib import Path
 from typing import Any, cast
 
@@ -138,16 +139,24 @@ def _environment_for(
     return cached
 
 
-def _bounded(chunks: Any) -> str:
-    """Join a template's streamed output, stopping as soon as it passes `MAX_RENDERED_CHARS`."""
-    parts: list[str] = []
-    total = 0
-    for chunk in chunks:
-        total += len(chunk)
-        if total > MAX_RENDERED_CHARS:
-            raise TooLarge(f"more than {MAX_RENDERED_CHARS:,} characters")
-        parts.append(chunk)
+def _bounded(template: jinja2.Template, variables: dict[str, Any]) -> str:
+    """The template's output, joined from its stream a block of chunks at a time and refused as soon
+    as it passes `MAX_RENDERED_CHARS` (a block holds at most `_BLOCK` chunks, so a loop stops there)."""
+    stream = template.root_render_func(template.new_context(variables))
+    parts = list(islice(stream, _BLOCK))
+    total = sum(map(len, parts))
+    if len(parts) == _BLOCK:
+        while more := list(islice(stream, _BLOCK)):
+            total += sum(map(len, more))
+            if total > MAX_RENDERED_CHARS:
+                break
+            parts += more
+    if total > MAX_RENDERED_CHARS:
+        raise TooLarge(f"more than {MAX_RENDERED_CHARS:,} characters")
     return "".join(parts)
+
+
+_BLOCK = 256
 
 
 class _LazyRecords(Mapping[str, RecordView]):
@@ -336,7 +345,7 @@ class Renderer:
         context = context or self.context
         world: Any = context.world if log is None else watched_world(context.world, context.snapshot, log)
         try:
-            return _bounded(self._template(template).generate(doc=item, world=world))
+            return _bounded(self._template(template), {"doc": item, "world": world})
         except TooLarge as error:
             raise InvalidWorld(
                 f"template {template!r} for {what} produces too much output: {error}. Templates render "

@@ -6,8 +6,9 @@ is dated by the document (creation date), and fpdf2's document id is a digest of
 and that date, so the bytes are a function of the text alone.
 
 fpdf2's line breaking measures the line again for every character it adds; the core fonts here
-(`_font`) measure with the same integer sum of the same widths, only without a generator, so the
-breaks and the bytes are fpdf2's own.
+(`_font`) measure with the same integer sum of the same widths, only without a generator, and
+their plain runs of text are broken into lines in one pass (`_linebreak`), so the breaks and the
+bytes are fpdf2's own.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import io
 from typing import TYPE_CHECKING
 
+from worldkit.render.office import _linebreak
 from worldkit.render.office._zip import noon
 from worldkit.render.office.markdown import blocks, spans, table_lines
 
@@ -49,6 +51,7 @@ def _font(pdf, family: str, style: str, size: float) -> None:
                 return (len(text), sum(map(self.cw.__getitem__, text)) * font_size_pt * 0.001)
 
         _FONT_CLASS.append(_CoreFont)
+        _linebreak.install(_CoreFont)
     key = family + style
     if key not in pdf.fonts:
         pdf.fonts[key] = _FONT_CLASS[0](pdf, key, style)

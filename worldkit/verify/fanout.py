@@ -20,12 +20,13 @@ from __future__ import annotations
 import gc
 import json
 import os
+import pickle
 import selectors
 import signal
 import sys
 import traceback
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from worldkit.errors import ExitCode, WorldkitError
 
@@ -128,13 +129,7 @@ def _start(work: Callable[[T], dict[str, Any]], items: list[T], running: dict[in
             payload = json.dumps({"ok": [work(item) for item in items]}).encode()
             code = 0
         except BaseException as error:  # noqa: BLE001 - every failure is reported to the parent
-            payload = json.dumps({
-                "error": type(error).__name__,
-                "worldkit": isinstance(error, WorldkitError),
-                "exit_code": int(getattr(error, "exit_code", 4)),
-                "message": getattr(error, "message", str(error)),
-                "trace": traceback.format_exc(),
-            }).encode()
+            payload = json.dumps(_failure(error)).encode()
         finally:
             view = memoryview(payload)
             while view:
@@ -153,12 +148,27 @@ def _result(pid: int, raw: bytes) -> list[dict[str, Any]]:
         body = None
     if isinstance(body, dict) and "ok" in body:
         return body["ok"]
+    _raise(body, status)
+
+
+def _raise(body: Any, status: int) -> NoReturn:
+    """Raise here what a child reported (`body`: its error, or None if it left none)."""
     if isinstance(body, dict) and body.get("worldkit"):
         error = WorldkitError(body["message"])
         error.exit_code = ExitCode(body["exit_code"])
         raise error
     why = body["trace"] if isinstance(body, dict) else f"it exited with status {status} and no result"
     raise ChildFailed(f"a forked mutation worker failed: {why}; run with one job (WORLDKIT_VERIFY_JOBS=1) to see it here")
+
+
+def _failure(error: BaseException) -> dict[str, Any]:
+    return {
+        "error": type(error).__name__,
+        "worldkit": isinstance(error, WorldkitError),
+        "exit_code": int(getattr(error, "exit_code", 4)),
+        "message": getattr(error, "message", str(error)),
+        "trace": traceback.format_exc(),
+    }
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child
@@ -169,3 +179,50 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
         if os.getppid() == 1:
             os._exit(1)
+
+
+def fork_call(work: Callable[[], T]) -> Callable[[], T]:
+    """Start `work()` in a forked child now, and return what waits for its result (pickled back).
+
+    For set-up work that runs beside this process's own: the child inherits everything built so
+    far and shares nothing it builds. Errors come back as `fork_map`'s do."""
+    read, write = os.pipe()
+    gc.freeze()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child (its coverage is not collected)
+        code = 1
+        payload = b""
+        try:
+            os.close(read)
+            _die_with_parent()
+            sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - lives until os._exit
+            os.dup2(sys.stdout.fileno(), 1)
+            payload = pickle.dumps(("ok", work()))
+            code = 0
+        except BaseException as error:  # noqa: BLE001 - every failure is reported to the parent
+            payload = pickle.dumps(("error", _failure(error)))
+        finally:
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(write, view):]
+            os._exit(code)
+    gc.unfreeze()
+    os.close(write)
+
+    def result() -> T:
+        chunks = []
+        try:
+            while chunk := os.read(read, 1 << 20):
+                chunks.append(chunk)
+        finally:
+            os.close(read)
+        _, status = os.waitpid(pid, 0)
+        try:
+            kind, body = pickle.loads(b"".join(chunks))
+        except Exception:  # noqa: BLE001 - a child that died before writing its result
+            kind, body = "error", None
+        if kind == "ok":
+            return body  # type: ignore[no-any-return]
+        _raise(body, status)
+
+    return result

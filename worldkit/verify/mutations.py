@@ -360,7 +360,7 @@ class Reach:
 
     @classmethod
     def _of(cls, package: WorldPackage, before: dict[tuple[str, str, str], View]) -> Reach:
-        states = {rev: package.revision(rev) for rev in package.revision_names}
+        states = _states(package)
         files: dict[tuple[str, str], dict[tuple[str, str, str], tuple[str, Reads]]] = {}
         tracers: dict[tuple[str, str], TracingRenderer] = {}
         for key, view in sorted(before.items()):
@@ -474,7 +474,7 @@ def run_mutations(
     and the same with `incremental=False`, which verifies every mutation from scratch (the world
     loaded again, every view rendered again, every watched check run): the reference the reuse is
     tested against. `progress(label, done, count)` is told after the baseline and after each mutation, in order."""
-    from worldkit.verify.fanout import fork_map
+    from worldkit.verify.fanout import can_fork, fork_call, fork_map
     from worldkit.verify.schedule import default_jobs
 
     rng = random.Random(seed)
@@ -484,10 +484,21 @@ def run_mutations(
     with scratch_dir(scratch, prefix="worldkit-mutations-") as root, remembered_digests():
         base = prepare_copy(world, root / "base", manifests, overlays)
         pristine = load_pristine(base)
-        before = views(base.world, pristine.keys)
+        workers = default_jobs() if jobs is None else max(1, jobs)
+        if incremental and workers > 1 and can_fork():
+            # The oracle's set-up reads the world alone: it runs in a child beside the baseline.
+            oracle = fork_call(lambda: _oracle_setup(base, pristine))
+            try:
+                traced = traced_baseline(base, fresh_dir(root, "baseline-"), pristine.package)
+            finally:
+                before, reach_files, source_fields = oracle()
+        else:
+            before, reach_files, source_fields = _oracle_setup(base, pristine, incremental)
+            traced = None
         if isinstance(before, str):
             raise WorldkitError(f"the world does not load: {before}")
-        traced = traced_baseline(base, fresh_dir(root, "baseline-"), pristine.package)
+        if traced is None:
+            traced = traced_baseline(base, fresh_dir(root, "baseline-"), pristine.package)
         baseline = traced.baseline
         report.baseline_failures = baseline.failed + baseline.errored
         # A check that already fails cannot show a mutation: leave it out, so that nothing is
@@ -496,12 +507,12 @@ def run_mutations(
         names = sorted(kinds or MUTATORS)
         if base.overlays is None:
             names = [n for n in names if n not in _NEEDS_OVERLAYS]
-        reach = Reach.of(pristine.package, before) if incremental else None
+        reach = Reach(_states(pristine.package), reach_files) if reach_files is not None else None
         signature = tree_signature(list(baseline.staged.values())) if incremental and baseline.staged else None
         if signature is not None:
             for package in baseline.staged.values():
                 scan(package)  # remembered here, so forked children inherit the digests
-        sources = WorldSources.of(pristine.package) if incremental else None
+        sources = WorldSources(pristine.package, *source_fields) if source_fields is not None else None
         shared = _Shared(pristine, traced, watched, before, revision_digests(pristine.package), incremental, reach,
                          signature, sources)
         if progress:
@@ -523,11 +534,25 @@ def run_mutations(
                 progress(f"mutation {row['n']}: {row['kind']} ({'detected' if row['detected'] else 'not detected'})",
                          row["n"], count)
 
-        workers = default_jobs() if jobs is None else max(1, jobs)
         # A few mutations per forked child: each fork (and the pages its child then copies on
         # write) costs about as much as a cheap mutation; batches stay small enough to share out.
         fork_map(drawn(), verify, workers, done, batch=max(1, min(8, count // (4 * workers))))
     return report
+
+
+def _oracle_setup(base: ScratchCopy, pristine: Pristine, incremental: bool = True) -> tuple[Any, Any, Any]:
+    """The untouched views, what their shared files were rendered from (`Reach.files`) and the
+    world's sources (`WorldSources` but its package): what the oracle needs, from the world alone."""
+    before = views(base.world, pristine.keys)
+    if isinstance(before, str) or not incremental:
+        return before, None, None
+    sources = WorldSources.of(pristine.package)
+    fields = (sources.files, sources.data, sources.generator_files, sources.generator_fields)
+    return before, Reach.of(pristine.package, before).files, fields
+
+
+def _states(package: WorldPackage) -> dict[str, WorldState]:
+    return {rev: package.revision(rev) for rev in package.revision_names}
 
 
 _NEEDS_OVERLAYS = {"staged-byte-flip", "seeded:renamed-verifier-file", "seeded:deleted-evidence-source",

@@ -8,10 +8,13 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.unit.verify.conftest import Frozen
+from worldkit.errors import InvalidWorld, WorldkitError
 from worldkit.materialize.scan import digest_regular, remembered_digests, scan
 from worldkit.timeline import as_of, shared_snapshots
-from worldkit.verify.fanout import fork_map
+from worldkit.verify.fanout import fork_call, fork_map
 from worldkit.verify.scratch import lend_tree, tree_signature
 from worldkit.world.load import load_world
 
@@ -87,3 +90,15 @@ def test_batched_children_give_every_result_in_order() -> None:
     assert [i for i, _ in seen] == list(range(11)) and [row["n"] for _, row in seen] == list(range(11))
     pids = [row["pid"] for _, row in seen]
     assert os.getpid() not in pids and len(set(pids)) == 4  # 3 + 3 + 3 + 2
+
+
+def test_work_forked_beside_this_process_comes_back() -> None:
+    wait = fork_call(lambda: {"pid": os.getpid(), "views": {("r1", "2026-03-02", "S"): ("bundle", "x")}})
+    got = wait()
+    assert got["pid"] != os.getpid() and got["views"] == {("r1", "2026-03-02", "S"): ("bundle", "x")}
+
+    def refuse() -> None:
+        raise InvalidWorld("the world is broken")
+
+    with pytest.raises(WorldkitError, match="the world is broken"):
+        fork_call(refuse)()

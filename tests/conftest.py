@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from tests import xdist_order
+from tests import session_results, xdist_order
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("WORLDKIT_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -24,6 +24,7 @@ PG_ADMIN_URL = os.environ.get(
 
 
 _OWN_CACHE = "_worldkit_test_cache"
+_OWN_SESSION = "_worldkit_test_session"
 
 # Hypothesis's default 200 ms deadline per example is a timed assertion: on a loaded 2-core machine
 # it fails correct code (DeadlineExceeded). Speed is measured by bench/, never asserted in tests.
@@ -36,9 +37,16 @@ def pytest_configure(config: pytest.Config) -> None:
 
     Set before pytest-xdist starts its workers, so every worker and every CLI subprocess shares
     it: PharmaCo is loaded and validated once per session, not once per process. A run never
-    reads an earlier run's cache, and never writes into the tree's own `.worldkit/`.
+    reads an earlier run's cache, and never writes into the tree's own `.worldkit/`. Beside it, a
+    fresh folder for the results the workers share (`tests/session_results.py`).
     """
-    if hasattr(config, "workerinput") or "WORLDKIT_CACHE" in os.environ:
+    if hasattr(config, "workerinput"):
+        return
+    if session_results.ENV not in os.environ:  # results the workers share (tests/session_results.py)
+        shared = tempfile.mkdtemp(prefix="worldkit-test-session-")
+        os.environ[session_results.ENV] = shared
+        setattr(config, _OWN_SESSION, shared)
+    if "WORLDKIT_CACHE" in os.environ:
         return
     folder = tempfile.mkdtemp(prefix="worldkit-test-cache-")
     os.environ["WORLDKIT_CACHE"] = folder
@@ -60,6 +68,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if folder is not None:
         shutil.rmtree(folder, ignore_errors=True)
         os.environ.pop("WORLDKIT_CACHE", None)
+    shared = getattr(config, _OWN_SESSION, None)
+    if shared is not None:
+        shutil.rmtree(shared, ignore_errors=True)
+        os.environ.pop(session_results.ENV, None)
 
 
 @pytest.fixture(scope="session")

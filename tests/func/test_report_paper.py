@@ -2,7 +2,8 @@
 claims rest on — GEE-standardized pass and access with 2,000-replicate task-cluster bootstrap
 intervals, the sensitivity analyses, the curators, and Table 1 — and writes the HTML report.
 
-One CLI run (two worker processes) serves the whole module; it takes about a minute.
+One CLI run (two worker processes) serves the whole module, once per test session whichever
+xdist workers run its tests (tests/session_results.py); it takes about a minute.
 """
 
 from __future__ import annotations
@@ -14,23 +15,28 @@ from pathlib import Path
 
 import pytest
 
+from tests.session_results import session_folder
 from worldkit._cli.main import run
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def printed(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+def printed(shared_data: Path) -> tuple[str, Path]:
+    """What the report printed, and its HTML file (read-only: shared by the session's workers)."""
     import contextlib
     import io
 
-    html = tmp_path_factory.mktemp("paper") / "report.html"
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        code = run(["report", "--ledgers", str(shared_data / "workworld"), "--workers", "2",
-                    "--html", str(html)])
-    assert code == 0
-    return out.getvalue(), html
+    def make(folder: Path) -> None:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            code = run(["report", "--ledgers", str(shared_data / "workworld"), "--workers", "2",
+                        "--html", str(folder / "report.html")])
+        assert code == 0
+        (folder / "printed.txt").write_text(out.getvalue(), encoding="utf-8")
+
+    folder = session_folder("report-paper", make)
+    return (folder / "printed.txt").read_text(encoding="utf-8"), folder / "report.html"
 
 
 def line(text: str, label: str, nth: int = 0) -> list[str]:

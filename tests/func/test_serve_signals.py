@@ -60,3 +60,29 @@ def test_the_server_ends_cleanly(world: Path, tmp_path: Path, ending: str, code:
         assert [(e.tool, e.arguments) for e in read_events(opened, run)] == [("read_file", READ["arguments"])]
         report = verify_chain(opened, run, anchor=read_anchor(anchor), key=None)
     assert report.ok, report.message
+
+
+@pytest.mark.parametrize("stdout", ["devnull", "pipe", "file"])
+def test_input_from_dev_null_is_an_immediate_end(world: Path, tmp_path: Path, stdout: str) -> None:
+    """stdin from /dev/null (which epoll refuses to watch) is end of input at once: the server exits 0
+    with an empty, sealed log, whatever stdout is."""
+    store, run, anchor = f"sqlite:///{tmp_path / 'store.db'}", f"null-{stdout}", tmp_path / "anchor.json"
+    sink = {"devnull": subprocess.DEVNULL, "pipe": subprocess.PIPE, "file": open(tmp_path / "out.txt", "wb")}[stdout]
+    try:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "worldkit", "serve", "--world", str(world), "--rev", "r1", "--date", "2025-07-01",
+             "--seat", "S1", "--store", store, "--run-id", run, "--anchor", str(anchor)],
+            stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}, cwd=tmp_path,
+        )  # fmt: skip
+        try:
+            _, err = server.communicate(timeout=120)  # a hang guard: before the fix it never ended
+        finally:
+            server.kill()
+    finally:
+        if stdout == "file":
+            sink.close()
+    assert server.returncode == 0, err.decode()
+    with Store.open(store) as opened:
+        assert list(read_events(opened, run)) == []
+        assert verify_chain(opened, run, anchor=read_anchor(anchor), key=None).ok

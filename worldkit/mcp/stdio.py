@@ -24,6 +24,7 @@ import asyncio
 import collections
 import gc
 import os
+import selectors
 import stat
 from types import TracebackType
 from typing import Any
@@ -258,8 +259,19 @@ async def serve_pipes(server: MCPServer, fd_in: int, fd_out: int, *, line_limit:
 
 
 def _pipe_like(fd: int) -> bool:
+    """A pipe, a socket, or a device the event loop can wait on (a terminal; not /dev/null, which
+    epoll refuses: the loop would never see its end of input, and the server would never exit)."""
     mode = os.fstat(fd).st_mode
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        return True
+    if not stat.S_ISCHR(mode):
+        return False
+    with selectors.DefaultSelector() as selector:
+        try:
+            selector.register(fd, selectors.EVENT_READ)
+        except (OSError, ValueError):
+            return False
+    return True
 
 
 async def _serve_stdio(server: MCPServer) -> None:

@@ -15,6 +15,7 @@ verify fail (a world that no longer loads counts as detected: verify refuses to 
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import random
 import shutil
@@ -490,8 +491,11 @@ def run_mutations(
             oracle = fork_call(lambda: _oracle_setup(base, pristine))
             try:
                 traced = traced_baseline(base, fresh_dir(root, "baseline-"), pristine.package)
-            finally:
-                before, reach_files, source_fields = oracle()
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    oracle()  # reaped; the baseline's error is the one to report
+                raise
+            before, reach_files, source_fields = oracle()
         else:
             before, reach_files, source_fields = _oracle_setup(base, pristine, incremental)
             traced = None

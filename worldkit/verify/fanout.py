@@ -42,19 +42,21 @@ def can_fork() -> bool:
 
 
 def fork_map(items: Iterable[T], work: Callable[[T], dict[str, Any]], jobs: int,
-             done: Callable[[int, dict[str, Any]], None], batch: int = 1) -> None:
+             done: Callable[[int, dict[str, Any]], None], batch: int | Callable[[int], int] = 1) -> None:
     """`done(n, work(item_n))` for every item, in order; `work` runs in up to `jobs` forked children.
 
     `items` is iterated in this process, lazily: the next item is drawn while children run. Each
     child takes up to `batch` items, one after another (as `jobs=1` does here): fewer forks, and
-    the pages a child copies on write are copied once per batch, not once per item. A
+    the pages a child copies on write are copied once per batch, not once per item (`batch` may be
+    a function of the number of items started so far: smaller batches near the end). A
     WorldkitError raised by `work` in a child is raised here again (same message); any other
     exception becomes a `ChildFailed` carrying the child's traceback."""
     if jobs <= 1 or not can_fork():
         for n, item in enumerate(items):
             done(n, work(item))
         return
-    batch = max(1, batch)
+    size = batch if callable(batch) else (lambda _started: batch)
+    started = 0
     source = iter(items)
     ahead: list[tuple[int, T]] = []
     running: dict[int, tuple[int, int, list[bytes]]] = {}  # fd → (first n, pid, chunks)
@@ -74,16 +76,18 @@ def fork_map(items: Iterable[T], work: Callable[[T], dict[str, Any]], jobs: int,
     try:
         while True:
             while len(running) < jobs and (ahead or not exhausted):
-                if len(ahead) < batch and not exhausted:
+                wanted = max(1, size(started))
+                if len(ahead) < wanted and not exhausted:
                     draw()
                     continue
                 n = ahead[0][0]
-                group = [item for _, item in ahead[:batch]]
-                del ahead[:batch]
+                group = [item for _, item in ahead[:wanted]]
+                del ahead[:wanted]
+                started += len(group)
                 fd, pid = _start(work, group, running)
                 running[fd] = (n, pid, [])
                 selector.register(fd, selectors.EVENT_READ)
-            if len(ahead) < batch and not exhausted:
+            if len(ahead) < max(1, size(started)) and not exhausted:
                 draw()  # the next job is ready when a child finishes
             if not running:
                 break

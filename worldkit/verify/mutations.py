@@ -539,8 +539,9 @@ def run_mutations(
                          row["n"], count)
 
         # A few mutations per forked child: each fork (and the pages its child then copies on
-        # write) costs about as much as a cheap mutation; batches stay small enough to share out.
-        fork_map(drawn(), verify, workers, done, batch=max(1, min(8, count // (4 * workers))))
+        # write) costs about as much as a cheap mutation; batches shrink near the end, so that
+        # the last ones share out between the workers.
+        fork_map(drawn(), verify, workers, done, batch=lambda started: min(8, (count - started) // (3 * workers)))
     return report
 
 

@@ -102,3 +102,11 @@ def test_work_forked_beside_this_process_comes_back() -> None:
 
     with pytest.raises(WorldkitError, match="the world is broken"):
         fork_call(refuse)()
+
+
+def test_batches_may_shrink_near_the_end() -> None:
+    seen: list[tuple[int, dict]] = []
+    fork_map(iter(range(9)), lambda n: {"n": n, "pid": os.getpid()}, 2, lambda i, row: seen.append((i, row)),
+             batch=lambda started: (9 - started) // 2)
+    assert [i for i, _ in seen] == list(range(9)) and [row["n"] for _, row in seen] == list(range(9))
+    assert len({row["pid"] for _, row in seen}) == 5  # batches of 4, 2, 1, 1, 1

@@ -13,6 +13,9 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -81,8 +84,48 @@ def _mode_findings(rel: str, st: os.stat_result, is_dir: bool) -> list[Finding]:
     return found
 
 
+_Signature = tuple[int, int, int]
+"""(size, mtime_ns, ctime_ns) of a file: any write, truncation or chmod changes its ctime."""
+
+_REMEMBERED: list[dict[tuple[int, int], tuple[_Signature, str, int]]] = []
+"""The digest memos in force (`remembered_digests`); the innermost one is used."""
+
+_SETTLED_NS = 200_000_000
+"""A digest is remembered only for a file unchanged this long (its ctime this far in the past): the
+kernel's file clock is coarse (a tick), so a write within the tick of the last change could leave
+the signature as it was; a file last changed well before the digest was taken cannot."""
+
+_REMEMBER_AT_MOST = 1 << 18
+
+
+@contextmanager
+def remembered_digests() -> Iterator[None]:
+    """Within the block, `digest_regular` remembers each regular file's digest by (device, inode)
+    and gives it again while the file's size, mtime and ctime are unchanged (no read). For scans
+    that see the same files again and again: the mutation campaign lends its untouched staged
+    packages to every mutation's checks. A file written in place, truncated, replaced or chmod'ed
+    has a new ctime (or inode), so it is read again. Blocks nest; a memo lives as long as its block."""
+    _REMEMBERED.append({})
+    try:
+        yield
+    finally:
+        _REMEMBERED.pop()
+
+
+def _signature(st: os.stat_result) -> _Signature:
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
 def digest_regular(path: str | Path, st: os.stat_result | None = None) -> tuple[str, int] | None:
-    """(sha256, size) of a regular file, or None if it is not one (never blocks, never follows)."""
+    """(sha256, size) of a regular file, or None if it is not one (never blocks, never follows).
+
+    `st` is the file's `lstat`, if the caller has it: a file remembered with that very signature
+    (`remembered_digests`) is not even opened."""
+    memo = _REMEMBERED[-1] if _REMEMBERED else None
+    if memo is not None and st is not None and stat.S_ISREG(st.st_mode):
+        known = memo.get((st.st_dev, st.st_ino))
+        if known is not None and known[0] == _signature(st):
+            return known[1], known[2]
     try:
         fd = os.open(path, _OPEN_FLAGS)
     except OSError:
@@ -91,11 +134,21 @@ def digest_regular(path: str | Path, st: os.stat_result | None = None) -> tuple[
         now = os.fstat(fd)
         if not stat.S_ISREG(now.st_mode) or (st is not None and (now.st_ino, now.st_dev) != (st.st_ino, st.st_dev)):
             return None
+        if memo is not None:
+            known = memo.get((now.st_dev, now.st_ino))
+            if known is not None and known[0] == _signature(now):
+                return known[1], known[2]
         digest = hashlib.sha256()
         size = 0
         while chunk := os.read(fd, _CHUNK):
             digest.update(chunk)
             size += len(chunk)
+        if memo is not None:
+            after = os.fstat(fd)
+            if _signature(after) == _signature(now) and time.time_ns() - now.st_ctime_ns > _SETTLED_NS:
+                if len(memo) >= _REMEMBER_AT_MOST:
+                    memo.clear()
+                memo[(now.st_dev, now.st_ino)] = (_signature(now), digest.hexdigest(), size)
         return digest.hexdigest(), size
     finally:
         os.close(fd)

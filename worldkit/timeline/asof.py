@@ -6,6 +6,8 @@ Pure: no I/O, no clock. A record seen at D shows only its events dated ≤ D.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,7 +99,35 @@ class Snapshot:
     messages: dict[str, Message]
 
 
+_SHARED: list[dict[tuple[int, dt.date], tuple[WorldState, Snapshot]]] = []
+"""The snapshot memos in force (`shared_snapshots`); the innermost one is used."""
+
+
+@contextmanager
+def shared_snapshots() -> Iterator[None]:
+    """Within the block, `as_of` of one state object on one date is folded once and the snapshot
+    shared (by the seats of one date, say). Snapshots are only read; the memo holds each state, so
+    its id is not reused while the block lasts."""
+    _SHARED.append({})
+    try:
+        yield
+    finally:
+        _SHARED.pop()
+
+
 def as_of(state: WorldState, date: dt.date) -> Snapshot:
+    memo = _SHARED[-1] if _SHARED else None
+    if memo is not None:
+        known = memo.get((id(state), date))
+        if known is not None and known[0] is state:
+            return known[1]
+    snapshot = _fold(state, date)
+    if memo is not None:
+        memo[(id(state), date)] = (state, snapshot)
+    return snapshot
+
+
+def _fold(state: WorldState, date: dt.date) -> Snapshot:
     documents = {k: d for k, d in state.documents.items() if document_exists(d, date)}
     records: dict[str, RecordView] = {}
     for key, rec in state.records.items():

@@ -1,12 +1,13 @@
-"""Run independent jobs in forked child processes, one child per job, and hand the results back in order.
+"""Run independent jobs in forked child processes, a few jobs per child, and hand the results back in order.
 
 The mutation campaign draws each mutation in this process (its random choices must follow one
-another) and verifies it in a child forked right after the draw, so the child inherits everything
-built before it — the loaded world, the baseline's rebuilds and staged packages, the injected
-hooks — without pickling any of it. At most `jobs` children run at once, and this process draws
-the next job while they run. A child returns one JSON object; results are handed to `done` in the
-order the jobs were drawn, so the outcome is the same as running them one after another (which
-is what `jobs=1` does, in this process).
+another) and verifies it in a child forked right after the draw (of it and the others of its
+batch), so the child inherits everything built before it — the loaded world, the baseline's
+rebuilds and staged packages, the injected hooks — without pickling any of it. At most `jobs`
+children run at once, and this process draws the next jobs while they run. A child runs its batch
+one job after another and returns one JSON list; results are handed to `done` in the order the
+jobs were drawn, so the outcome is the same as running them one after another (which is what
+`jobs=1` does, in this process).
 
 A child writes only what its job writes, never to this process's output streams (they are
 replaced by /dev/null in the child: another thread, such as a progress bar's, may hold their locks
@@ -19,12 +20,13 @@ from __future__ import annotations
 import gc
 import json
 import os
+import pickle
 import selectors
 import signal
 import sys
 import traceback
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from worldkit.errors import ExitCode, WorldkitError
 
@@ -40,19 +42,24 @@ def can_fork() -> bool:
 
 
 def fork_map(items: Iterable[T], work: Callable[[T], dict[str, Any]], jobs: int,
-             done: Callable[[int, dict[str, Any]], None]) -> None:
+             done: Callable[[int, dict[str, Any]], None], batch: int | Callable[[int], int] = 1) -> None:
     """`done(n, work(item_n))` for every item, in order; `work` runs in up to `jobs` forked children.
 
-    `items` is iterated in this process, lazily: the next item is drawn while children run. A
+    `items` is iterated in this process, lazily: the next item is drawn while children run. Each
+    child takes up to `batch` items, one after another (as `jobs=1` does here): fewer forks, and
+    the pages a child copies on write are copied once per batch, not once per item (`batch` may be
+    a function of the number of items started so far: smaller batches near the end). A
     WorldkitError raised by `work` in a child is raised here again (same message); any other
     exception becomes a `ChildFailed` carrying the child's traceback."""
     if jobs <= 1 or not can_fork():
         for n, item in enumerate(items):
             done(n, work(item))
         return
+    size = batch if callable(batch) else (lambda _started: batch)
+    started = 0
     source = iter(items)
     ahead: list[tuple[int, T]] = []
-    running: dict[int, tuple[int, int, list[bytes]]] = {}  # fd → (n, pid, chunks)
+    running: dict[int, tuple[int, int, list[bytes]]] = {}  # fd → (first n, pid, chunks)
     finished: dict[int, dict[str, Any]] = {}
     selector = selectors.DefaultSelector()
     drawn = emitted = 0
@@ -69,14 +76,18 @@ def fork_map(items: Iterable[T], work: Callable[[T], dict[str, Any]], jobs: int,
     try:
         while True:
             while len(running) < jobs and (ahead or not exhausted):
-                if not ahead:
+                wanted = max(1, size(started))
+                if len(ahead) < wanted and not exhausted:
                     draw()
                     continue
-                n, item = ahead.pop(0)
-                fd, pid = _start(work, item, running)
+                n = ahead[0][0]
+                group = [item for _, item in ahead[:wanted]]
+                del ahead[:wanted]
+                started += len(group)
+                fd, pid = _start(work, group, running)
                 running[fd] = (n, pid, [])
                 selector.register(fd, selectors.EVENT_READ)
-            if not ahead and not exhausted:
+            if len(ahead) < max(1, size(started)) and not exhausted:
                 draw()  # the next job is ready when a child finishes
             if not running:
                 break
@@ -89,7 +100,8 @@ def fork_map(items: Iterable[T], work: Callable[[T], dict[str, Any]], jobs: int,
                 selector.unregister(fd)
                 os.close(fd)
                 n, pid, chunks = running.pop(fd)
-                finished[n] = _result(pid, b"".join(chunks))
+                for offset, row in enumerate(_result(pid, b"".join(chunks))):
+                    finished[n + offset] = row
             while emitted in finished:
                 done(emitted, finished.pop(emitted))
                 emitted += 1
@@ -104,7 +116,7 @@ def fork_map(items: Iterable[T], work: Callable[[T], dict[str, Any]], jobs: int,
         selector.close()
 
 
-def _start(work: Callable[[T], dict[str, Any]], item: T, running: dict[int, Any]) -> tuple[int, int]:
+def _start(work: Callable[[T], dict[str, Any]], items: list[T], running: dict[int, Any]) -> tuple[int, int]:
     read, write = os.pipe()
     gc.freeze()  # what exists now is shared with the child: its collector leaves those pages alone
     pid = os.fork()
@@ -118,16 +130,10 @@ def _start(work: Callable[[T], dict[str, Any]], item: T, running: dict[int, Any]
             _die_with_parent()
             sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - lives until os._exit
             os.dup2(sys.stdout.fileno(), 1)  # nor may anything it starts print into this process's output
-            payload = json.dumps({"ok": work(item)}).encode()
+            payload = json.dumps({"ok": [work(item) for item in items]}).encode()
             code = 0
         except BaseException as error:  # noqa: BLE001 - every failure is reported to the parent
-            payload = json.dumps({
-                "error": type(error).__name__,
-                "worldkit": isinstance(error, WorldkitError),
-                "exit_code": int(getattr(error, "exit_code", 4)),
-                "message": getattr(error, "message", str(error)),
-                "trace": traceback.format_exc(),
-            }).encode()
+            payload = json.dumps(_failure(error)).encode()
         finally:
             view = memoryview(payload)
             while view:
@@ -138,7 +144,7 @@ def _start(work: Callable[[T], dict[str, Any]], item: T, running: dict[int, Any]
     return read, pid
 
 
-def _result(pid: int, raw: bytes) -> dict[str, Any]:
+def _result(pid: int, raw: bytes) -> list[dict[str, Any]]:
     _, status = os.waitpid(pid, 0)
     try:
         body = json.loads(raw)
@@ -146,12 +152,27 @@ def _result(pid: int, raw: bytes) -> dict[str, Any]:
         body = None
     if isinstance(body, dict) and "ok" in body:
         return body["ok"]
+    _raise(body, status)
+
+
+def _raise(body: Any, status: int) -> NoReturn:
+    """Raise here what a child reported (`body`: its error, or None if it left none)."""
     if isinstance(body, dict) and body.get("worldkit"):
         error = WorldkitError(body["message"])
         error.exit_code = ExitCode(body["exit_code"])
         raise error
     why = body["trace"] if isinstance(body, dict) else f"it exited with status {status} and no result"
     raise ChildFailed(f"a forked mutation worker failed: {why}; run with one job (WORLDKIT_VERIFY_JOBS=1) to see it here")
+
+
+def _failure(error: BaseException) -> dict[str, Any]:
+    return {
+        "error": type(error).__name__,
+        "worldkit": isinstance(error, WorldkitError),
+        "exit_code": int(getattr(error, "exit_code", 4)),
+        "message": getattr(error, "message", str(error)),
+        "trace": traceback.format_exc(),
+    }
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child
@@ -162,3 +183,50 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
         if os.getppid() == 1:
             os._exit(1)
+
+
+def fork_call(work: Callable[[], T]) -> Callable[[], T]:
+    """Start `work()` in a forked child now, and return what waits for its result (pickled back).
+
+    For set-up work that runs beside this process's own: the child inherits everything built so
+    far and shares nothing it builds. Errors come back as `fork_map`'s do."""
+    read, write = os.pipe()
+    gc.freeze()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child (its coverage is not collected)
+        code = 1
+        payload = b""
+        try:
+            os.close(read)
+            _die_with_parent()
+            sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - lives until os._exit
+            os.dup2(sys.stdout.fileno(), 1)
+            payload = pickle.dumps(("ok", work()))
+            code = 0
+        except BaseException as error:  # noqa: BLE001 - every failure is reported to the parent
+            payload = pickle.dumps(("error", _failure(error)))
+        finally:
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(write, view):]
+            os._exit(code)
+    gc.unfreeze()
+    os.close(write)
+
+    def result() -> T:
+        chunks = []
+        try:
+            while chunk := os.read(read, 1 << 20):
+                chunks.append(chunk)
+        finally:
+            os.close(read)
+        _, status = os.waitpid(pid, 0)
+        try:
+            kind, body = pickle.loads(b"".join(chunks))
+        except Exception:  # noqa: BLE001 - a child that died before writing its result
+            kind, body = "error", None
+        if kind == "ok":
+            return body  # type: ignore[no-any-return]
+        _raise(body, status)
+
+    return result

@@ -15,6 +15,7 @@ verify fail (a world that no longer loads counts as detected: verify refuses to 
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import random
 import shutil
@@ -29,7 +30,8 @@ from worldkit.canon import sha256_bytes
 from worldkit.errors import WorldkitError
 from worldkit.materialize.project import plan_projection
 from worldkit.materialize.reach import Change, Reads, TracingRenderer, change_between
-from worldkit.timeline import as_of
+from worldkit.materialize.scan import remembered_digests, scan
+from worldkit.timeline import as_of, shared_snapshots
 from worldkit.verify.checks import REPEAT, check_ids, run_checks
 from worldkit.verify.context import VerifyContext
 from worldkit.verify.inject import Injection, NotApplicable, edit_changeset
@@ -43,7 +45,7 @@ from worldkit.verify.reuse import (
     changed_inputs,
     traced_baseline,
 )
-from worldkit.verify.scratch import ScratchCopy, copy_tree, fresh_dir, link_tree, scratch_dir, tree_signature
+from worldkit.verify.scratch import ScratchCopy, copy_tree, fresh_dir, lend_tree, scratch_dir, tree_signature
 from worldkit.verify.seeded import CASES, Baseline, Pristine, failing_checks, load_pristine, prepare_copy
 from worldkit.world.load import WorldPackage, _load_package, _tree_signature, load_world, resolve_world
 from worldkit.world.models import Classification
@@ -286,7 +288,14 @@ def views(world: Path, keys: list[tuple[str, str, str]], known: tuple[dict[str, 
     covers, entities and templates alike — what the render memo relies on too), so only revisions a
     mutation reached are rendered again. With `reach` (what each shared file of the unmutated world
     was rendered from, `Reach.of`), a revision that did change renders again only the files its
-    change reaches (`worldkit.materialize.reach`); the others keep the unmutated digest."""
+    change reaches (`worldkit.materialize.reach`); the others keep the unmutated digest.
+    The seats of one (rev, date) share its snapshot (`shared_snapshots`): it is folded once."""
+    with shared_snapshots():
+        return _views(world, keys, known, reach, sources)
+
+
+def _views(world: Path, keys: list[tuple[str, str, str]], known: tuple[dict[str, str], dict[Any, View]] | None,
+           reach: Reach | None, sources: WorldSources | None) -> dict[tuple[str, str, str], View] | str:
     try:
         package = load_mutated(world, sources) if known is not None else load_world(world)
     except WorldkitError as error:
@@ -347,7 +356,12 @@ class Reach:
     def of(cls, package: WorldPackage, before: dict[tuple[str, str, str], View]) -> Reach:
         """Trace every shared file of the views `before` (of `package`); each (rev, date) renders its
         files' templates once more, noting what they read."""
-        states = {rev: package.revision(rev) for rev in package.revision_names}
+        with shared_snapshots():
+            return cls._of(package, before)
+
+    @classmethod
+    def _of(cls, package: WorldPackage, before: dict[tuple[str, str, str], View]) -> Reach:
+        states = _states(package)
         files: dict[tuple[str, str], dict[tuple[str, str, str], tuple[str, Reads]]] = {}
         tracers: dict[tuple[str, str], TracingRenderer] = {}
         for key, view in sorted(before.items()):
@@ -461,18 +475,34 @@ def run_mutations(
     and the same with `incremental=False`, which verifies every mutation from scratch (the world
     loaded again, every view rendered again, every watched check run): the reference the reuse is
     tested against. `progress(label, done, count)` is told after the baseline and after each mutation, in order."""
-    from worldkit.verify.fanout import fork_map
+    from worldkit.verify.fanout import can_fork, fork_call, fork_map
     from worldkit.verify.schedule import default_jobs
 
     rng = random.Random(seed)
     report = MutationReport(seed=seed)
-    with scratch_dir(scratch, prefix="worldkit-mutations-") as root:
+    # The untouched staged packages are lent to every mutation's checks, which digest their files
+    # again and again: remembered by inode (`remembered_digests`), each is read once.
+    with scratch_dir(scratch, prefix="worldkit-mutations-") as root, remembered_digests():
         base = prepare_copy(world, root / "base", manifests, overlays)
         pristine = load_pristine(base)
-        before = views(base.world, pristine.keys)
+        workers = default_jobs() if jobs is None else max(1, jobs)
+        if incremental and workers > 1 and can_fork():
+            # The oracle's set-up reads the world alone: it runs in a child beside the baseline.
+            oracle = fork_call(lambda: _oracle_setup(base, pristine))
+            try:
+                traced = traced_baseline(base, fresh_dir(root, "baseline-"), pristine.package)
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    oracle()  # reaped; the baseline's error is the one to report
+                raise
+            before, reach_files, source_fields = oracle()
+        else:
+            before, reach_files, source_fields = _oracle_setup(base, pristine, incremental)
+            traced = None
         if isinstance(before, str):
             raise WorldkitError(f"the world does not load: {before}")
-        traced = traced_baseline(base, fresh_dir(root, "baseline-"), pristine.package)
+        if traced is None:
+            traced = traced_baseline(base, fresh_dir(root, "baseline-"), pristine.package)
         baseline = traced.baseline
         report.baseline_failures = baseline.failed + baseline.errored
         # A check that already fails cannot show a mutation: leave it out, so that nothing is
@@ -481,9 +511,12 @@ def run_mutations(
         names = sorted(kinds or MUTATORS)
         if base.overlays is None:
             names = [n for n in names if n not in _NEEDS_OVERLAYS]
-        reach = Reach.of(pristine.package, before) if incremental else None
+        reach = Reach(_states(pristine.package), reach_files) if reach_files is not None else None
         signature = tree_signature(list(baseline.staged.values())) if incremental and baseline.staged else None
-        sources = WorldSources.of(pristine.package) if incremental else None
+        if signature is not None:
+            for package in baseline.staged.values():
+                scan(package)  # remembered here, so forked children inherit the digests
+        sources = WorldSources(pristine.package, *source_fields) if source_fields is not None else None
         shared = _Shared(pristine, traced, watched, before, revision_digests(pristine.package), incremental, reach,
                          signature, sources)
         if progress:
@@ -505,8 +538,26 @@ def run_mutations(
                 progress(f"mutation {row['n']}: {row['kind']} ({'detected' if row['detected'] else 'not detected'})",
                          row["n"], count)
 
-        fork_map(drawn(), verify, default_jobs() if jobs is None else max(1, jobs), done)
+        # A few mutations per forked child: each fork (and the pages its child then copies on
+        # write) costs about as much as a cheap mutation; batches shrink near the end, so that
+        # the last ones share out between the workers.
+        fork_map(drawn(), verify, workers, done, batch=lambda started: min(8, (count - started) // (3 * workers)))
     return report
+
+
+def _oracle_setup(base: ScratchCopy, pristine: Pristine, incremental: bool = True) -> tuple[Any, Any, Any]:
+    """The untouched views, what their shared files were rendered from (`Reach.files`) and the
+    world's sources (`WorldSources` but its package): what the oracle needs, from the world alone."""
+    before = views(base.world, pristine.keys)
+    if isinstance(before, str) or not incremental:
+        return before, None, None
+    sources = WorldSources.of(pristine.package)
+    fields = (sources.files, sources.data, sources.generator_files, sources.generator_fields)
+    return before, Reach.of(pristine.package, before).files, fields
+
+
+def _states(package: WorldPackage) -> dict[str, WorldState]:
+    return {rev: package.revision(rev) for rev in package.revision_names}
 
 
 _NEEDS_OVERLAYS = {"staged-byte-flip", "seeded:renamed-verifier-file", "seeded:deleted-evidence-source",
@@ -620,8 +671,9 @@ def _failing_checks(mutation: _Drawn, shared: _Shared, changed: frozenset[str]) 
     only = shared.traced.to_run(shared.watched, changed)
     if not only:
         return [], []
+    work = fresh_dir(mutation.case_root, "run-")
     ctx = VerifyContext(
-        package=package, manifests=copy.manifests, work=fresh_dir(mutation.case_root, "run-"), overlays=copy.overlays,
+        package=package, manifests=copy.manifests, work=work, overlays=copy.overlays,
         repeats=1, server_factory=injection.server_factory, tamper_staged=injection.tamper_staged,
         store=injection.store, runs=injection.runs,
     )
@@ -631,29 +683,39 @@ def _failing_checks(mutation: _Drawn, shared: _Shared, changed: frozenset[str]) 
         if OVERLAYS not in changed:
             ctx.staged_from = baseline.staged
             if shared.staged_signature is not None:
-                # The untouched packages are lent as hard links; those the hook may change are copied first.
+                # The untouched packages are lent as they are (nothing copied, nothing linked: the
+                # checks only read them); those the hook may change are copied first.
                 linked = True
-                ctx.staged_copy = link_tree
+                ctx.staged_copy = lend_tree
                 if injection.tamper_staged is not None:
-                    ctx.tamper_staged = _unshared(injection, baseline.staged)
+                    ctx.tamper_staged = _unshared(injection, baseline.staged, work / "staged")
     results = run_checks(ctx, only=only, exclude_tags={REPEAT}, stop_on_fail=True, cheapest_first=True)
     if linked and tree_signature(list(baseline.staged.values())) != shared.staged_signature:
         raise RuntimeError(f"verifying mutation {mutation.number} ({mutation.kind}) wrote into a staged package it "
-                           "was lent as hard links; declare what its staging hook changes (Injection.tamper_targets)")
+                           "was lent; declare what its staging hook changes (Injection.tamper_targets)")
     return [r.id for r in results if r.status == "fail"], [f"{r.id}: {r.reason}" for r in results if r.status == "error"]
 
 
-def _unshared(injection: Injection, staged: dict[str, Path]) -> Callable[[list[Any]], None]:
+def _unshared(injection: Injection, staged: dict[str, Path], place: Path | None = None) -> Callable[[list[Any]], None]:
     """The injection's staging hook, run after the packages it may change (all, if it does not
-    say) are made real copies of the untouched ones instead of hard links to them."""
+    say) are made real copies of the untouched ones instead of hard links to them, or instead of
+    the untouched packages themselves (`lend_tree`: the copy goes to `place`/name, where the run
+    keeps a link to the lent package)."""
     hook, targets = injection.tamper_staged, injection.tamper_targets
     assert hook is not None
 
     def tamper(tasks: list[Any]) -> None:
         for task in targets(tasks) if targets is not None else tasks:
             if task.label in staged and task.out is not None:
+                source = staged[task.label]
+                if place is not None and Path(task.out) == source:
+                    own = place / source.name
+                    if own.is_symlink():
+                        own.unlink()
+                    task.out = copy_tree(source, own)
+                    continue
                 shutil.rmtree(task.out)
-                copy_tree(staged[task.label], task.out)
+                copy_tree(source, task.out)
         hook(tasks)
 
     return tamper

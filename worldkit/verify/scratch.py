@@ -72,20 +72,32 @@ def link_tree(src: Path, dst: Path) -> Path:
     return dst
 
 
+def lend_tree(src: Path, dst: Path) -> Path:
+    """`src` itself, lent to a run that only reads it, with a symbolic link to it at `dst` (where
+    the run looks for the copy's files): no file is made. Anything written into the lent tree is
+    written into `src` (see `tree_signature`, which tells whether anything was)."""
+    os.makedirs(os.path.dirname(dst), exist_ok=True)
+    os.symlink(src, dst, target_is_directory=True)
+    return src
+
+
 def tree_signature(roots: list[Path]) -> dict[str, tuple[int, int, int, int]]:
-    """path → (inode, size, mtime, mode) of every file under `roots`: a file written in place, or
-    chmod'ed, shows a different signature (hard links share the inode, so a write through a link shows)."""
+    """path → (inode, size, mtime, mode) of every file and folder under `roots` (and the roots): a
+    file written in place, chmod'ed, added or removed shows a different signature (hard links share
+    the inode, so a write through a link shows; a folder's mtime moves when its entries change)."""
     found: dict[str, tuple[int, int, int, int]] = {}
     stack = [str(r) for r in roots]
+    for root in stack:
+        st = os.stat(root, follow_symlinks=False)
+        found[root] = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_mode)
     while stack:
         folder = stack.pop()
         with os.scandir(folder) as entries:
             for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append(entry.path)
-                    continue
                 st = entry.stat(follow_symlinks=False)
                 found[entry.path] = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_mode)
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
     return found
 
 

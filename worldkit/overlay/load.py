@@ -8,6 +8,8 @@ naming the file, the entity and the field; every validation error is listed, not
 
 from __future__ import annotations
 
+import hashlib
+import io
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -122,17 +124,37 @@ def parse_overlay(raw: Any, file: Path | None = None) -> Overlay:
     return overlay
 
 
+_LOADED: dict[tuple[Path, bytes], Overlay] = {}
+"""Overlays loaded in this process, by file and the SHA-256 of its bytes (an `Overlay` is frozen)."""
+
+
 def load_overlay(path: str | Path) -> Overlay:
-    """Load and validate an overlay from a YAML path, a folder holding `overlay.yaml`, or an id."""
+    """Load and validate an overlay from a YAML path, a folder holding `overlay.yaml`, or an id.
+
+    A file whose bytes were loaded before in this process gives the same (immutable) `Overlay`."""
     file = resolve_overlay(path)
+    data = file.read_bytes()
+    key = (file.resolve(), hashlib.sha256(data).digest())
+    found = _LOADED.get(key)
+    if found is not None:
+        return found
     try:
-        with open(file, encoding="utf-8") as handle:
-            raw = yaml.load(handle, Loader=_Loader)
+        stream = _Named(data.decode("utf-8"))
+        stream.name = str(file)  # as an open file names itself in YAML's error marks
+        raw = yaml.load(stream, Loader=_Loader)
     except yaml.YAMLError as error:
         raise InvalidOverlay(f"not valid YAML{problem_text(error)}. Fix the file.", file=file) from None
     except UnicodeDecodeError:
         raise InvalidOverlay("not UTF-8 text; save the file as UTF-8.", file=file) from None
-    return parse_overlay(raw, file)
+    overlay = parse_overlay(raw, file)
+    if len(_LOADED) >= 256:
+        _LOADED.clear()
+    _LOADED[key] = overlay
+    return overlay
+
+
+class _Named(io.StringIO):
+    name = "<overlay>"
 
 
 def overlay_world(overlay: Overlay) -> WorldPackage:

@@ -112,3 +112,22 @@ def test_apply_checks_an_overlay_once_per_projection_and_again_when_either_chang
             apply_overlay(broken, tmp_path / f"broken-{n}")
         assert not (tmp_path / f"broken-{n}").exists()
     assert len(calls) == 3
+
+
+def test_an_overlay_file_is_parsed_once_per_content(tmp_path: Path) -> None:
+    """`load_overlay` gives the same frozen Overlay for the same bytes, and a fresh one once the file changes."""
+    import shutil
+
+    from worldkit.overlay import load_overlay
+
+    copy = tmp_path / GOOD.name
+    shutil.copy(GOOD, copy)
+    first = load_overlay(copy)
+    assert load_overlay(copy) is first
+    copy.write_text(copy.read_text(encoding="utf-8").replace(f"title: {first.title}", "title: Changed title"),
+                    encoding="utf-8")  # fmt: skip
+    changed = load_overlay(copy)
+    assert changed is not first and changed.title == "Changed title"
+    copy.write_text("id: [unclosed\n", encoding="utf-8")
+    with pytest.raises(WorldkitError, match="not valid YAML"):
+        load_overlay(copy)

@@ -117,6 +117,15 @@ def fork_map(items: Iterable[T], work: Callable[[T], dict[str, Any]], jobs: int,
 
 
 def _start(work: Callable[[T], dict[str, Any]], items: list[T], running: dict[int, Any]) -> tuple[int, int]:
+    return _fork(lambda: json.dumps({"ok": [work(item) for item in items]}).encode(),
+                 lambda failure: json.dumps(failure).encode(), close=list(running))
+
+
+def _fork(run: Callable[[], bytes], failed: Callable[[dict[str, Any]], bytes],
+          close: Iterable[int] = ()) -> tuple[int, int]:
+    """(read end of a pipe, pid) of a forked child that writes `run()` — or `failed(_failure(error))`
+    if it raises — into the pipe and leaves with `os._exit`, its output streams on /dev/null and the
+    descriptors `close` (other children's pipes) closed."""
     read, write = os.pipe()
     gc.freeze()  # what exists now is shared with the child: its collector leaves those pages alone
     pid = os.fork()
@@ -125,15 +134,15 @@ def _start(work: Callable[[T], dict[str, Any]], items: list[T], running: dict[in
         payload = b""
         try:
             os.close(read)
-            for fd in running:
+            for fd in close:
                 os.close(fd)
             _die_with_parent()
             sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - lives until os._exit
             os.dup2(sys.stdout.fileno(), 1)  # nor may anything it starts print into this process's output
-            payload = json.dumps({"ok": [work(item) for item in items]}).encode()
+            payload = run()
             code = 0
         except BaseException as error:  # noqa: BLE001 - every failure is reported to the parent
-            payload = json.dumps(_failure(error)).encode()
+            payload = failed(_failure(error))
         finally:
             view = memoryview(payload)
             while view:
@@ -190,28 +199,7 @@ def fork_call(work: Callable[[], T]) -> Callable[[], T]:
 
     For set-up work that runs beside this process's own: the child inherits everything built so
     far and shares nothing it builds. Errors come back as `fork_map`'s do."""
-    read, write = os.pipe()
-    gc.freeze()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - runs in the child (its coverage is not collected)
-        code = 1
-        payload = b""
-        try:
-            os.close(read)
-            _die_with_parent()
-            sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - lives until os._exit
-            os.dup2(sys.stdout.fileno(), 1)
-            payload = pickle.dumps(("ok", work()))
-            code = 0
-        except BaseException as error:  # noqa: BLE001 - every failure is reported to the parent
-            payload = pickle.dumps(("error", _failure(error)))
-        finally:
-            view = memoryview(payload)
-            while view:
-                view = view[os.write(write, view):]
-            os._exit(code)
-    gc.unfreeze()
-    os.close(write)
+    read, pid = _fork(lambda: pickle.dumps(("ok", work())), lambda failure: pickle.dumps(("error", failure)))
 
     def result() -> T:
         chunks = []

@@ -134,7 +134,7 @@ def install(font_class: type) -> None:
             else:
                 fragments, width = [], 0
             return TextLine(fragments=fragments, text_width=width, number_of_spaces=spaces, align=align,
-                            height=height, max_width=line_max - 0, trailing_nl=False, trailing_form_feed=False,
+                            height=height, max_width=line_max, trailing_nl=False, trailing_form_feed=False,
                             indent=0)
 
     fpdf_module.MultiLineBreak = LineBreak

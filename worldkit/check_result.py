@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
+
+from worldkit._model import FROZEN
 
 Status = Literal["pass", "fail", "skip", "error"]
 
@@ -17,7 +19,7 @@ Status = Literal["pass", "fail", "skip", "error"]
 class Item(BaseModel):
     """One offending thing found by a check."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = FROZEN
 
     kind: str
     """What is wrong: missing, changed, unexpected, private, future-dated, …"""
@@ -60,7 +62,7 @@ class Item(BaseModel):
 class CheckResult(BaseModel):
     """The outcome of one check."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = FROZEN
 
     id: str
     """Stable check id, e.g. `projection-rebuild`."""

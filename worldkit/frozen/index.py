@@ -14,8 +14,9 @@ import json
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ValidationError
 
+from worldkit._model import FROZEN
 from worldkit.errors import InvalidWorld
 from worldkit.locate import manifest_dir
 from worldkit.world.load import WorldPackage
@@ -25,7 +26,7 @@ PROJECTIONS_DIR = "projections"
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = FROZEN
 
 
 class FrozenRevision(_Frozen):

@@ -27,8 +27,9 @@ import tempfile
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import BaseModel, Field, StringConstraints, ValidationError
 
+from worldkit._model import FROZEN
 from worldkit.canon import canonical_bytes, pretty_json, sha256_file
 from worldkit.errors import CheckFailed, InvalidOverlay, UsageError
 from worldkit.infoorg.check import REFERENCE_PATH, StructureScoreCheck, register
@@ -75,7 +76,7 @@ Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = FROZEN
 
 
 class WorldBinding(_Frozen):

@@ -16,8 +16,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal, overload
 
-from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, ValidationError, field_serializer
+from pydantic import BaseModel, SerializerFunctionWrapHandler, ValidationError, field_serializer
 
+from worldkit._model import FROZEN
 from worldkit.canon import canonical_json, pretty_json, sha256_file, sha256_json
 from worldkit.errors import InvalidWorld
 
@@ -25,7 +26,7 @@ MANIFEST_NAME = "manifest.json"
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = FROZEN
 
 
 class Entry(_Frozen):

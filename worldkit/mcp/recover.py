@@ -20,8 +20,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
+from worldkit._model import FROZEN
 from worldkit.errors import UsageError
 from worldkit.mcp.confine import settle_temp_files
 from worldkit.mcp.state import WriteFileChange, parse_change
@@ -34,7 +35,7 @@ __all__ = ["Recovery", "logged_writes", "recover_workspace"]
 class Recovery(BaseModel):
     """What settling a workspace with its run's log did."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = FROZEN
 
     run_id: str
     """The run whose log decided."""

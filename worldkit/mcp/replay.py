@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
+from worldkit._model import FROZEN
 from worldkit.errors import StoreError
 from worldkit.materialize.manifest import read_manifest
 from worldkit.mcp.state import SeatState, parse_change, pre_task_state, scan_workspace
@@ -26,7 +27,7 @@ __all__ = ["ReplayReport", "replay_run"]
 class ReplayReport(BaseModel):
     """What replaying a run's state changes onto its pre-task state found."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = FROZEN
 
     run_id: str
     """The run replayed."""

@@ -26,8 +26,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
+from worldkit._model import FROZEN
 from worldkit.canon import sha256_json
 from worldkit.errors import InvalidWorld, StoreError
 from worldkit.materialize.manifest import read_manifest
@@ -57,7 +58,7 @@ def _link(prev: str, item: Mapping[str, Any]) -> str:
 
 
 class _Change(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = FROZEN
 
     v: Literal[1] = 1
     """Version of the change payload."""

@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
+from worldkit._model import FROZEN
 from worldkit.canon import pretty_json, sha256_bytes, sha256_json
 from worldkit._fs import atomic_directory
 from worldkit.errors import InvalidOverlay, UsageError, WorldkitError
@@ -46,11 +47,9 @@ PACKAGE_SCHEMA_VERSION = 1
 ALWAYS_KEPT = ("seat.json", "tools.json")
 """Projection files every curated packet keeps: they describe the seat, not the organization."""
 
-_MODEL = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
-
 
 class PackageEntry(BaseModel):
-    model_config = _MODEL
+    model_config = FROZEN
 
     path: str
     """Path relative to the package side (`candidate/` or `verifier/`)."""
@@ -63,7 +62,7 @@ class PackageEntry(BaseModel):
 class CandidateManifest(BaseModel):
     """`candidate/manifest.json`."""
 
-    model_config = _MODEL
+    model_config = FROZEN
 
     schema_version: Literal[1] = 1
     """Format version."""
@@ -92,7 +91,7 @@ class CandidateManifest(BaseModel):
 class VerifierManifest(BaseModel):
     """`verifier/manifest.json`."""
 
-    model_config = _MODEL
+    model_config = FROZEN
 
     schema_version: Literal[1] = 1
     """Format version."""
@@ -109,7 +108,7 @@ class VerifierManifest(BaseModel):
 class PackageSummary(BaseModel):
     """`DIR/package.json`: what was applied, and the two digests."""
 
-    model_config = _MODEL
+    model_config = FROZEN
 
     schema_version: Literal[1] = 1
     """Format version."""

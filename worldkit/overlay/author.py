@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
+from worldkit._model import FROZEN
 from worldkit.canon import pretty_json
 from worldkit.errors import InvalidOverlay, OutputExists
 from worldkit.materialize import materialize, parse_date
@@ -27,8 +28,6 @@ from worldkit.overlay.load import load_overlay, overlay_digest, overlay_world, p
 from worldkit.overlay.models import Overlay
 from worldkit.overlay.problems import check_overlay
 from worldkit.world.load import load_world
-
-_MODEL = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
 
 # --- new --------------------------------------------------------------------------------------
@@ -204,7 +203,7 @@ def pin_overlay(path: str | Path) -> PinResult:
 
 
 class ConditionDigests(BaseModel):
-    model_config = _MODEL
+    model_config = FROZEN
 
     fingerprint: str
     """Candidate projection fingerprint under this condition."""
@@ -217,7 +216,7 @@ class ConditionDigests(BaseModel):
 class OverlayLock(BaseModel):
     """`manifests/<world>/overlays/<id>.json`: what a re-application must reproduce."""
 
-    model_config = _MODEL
+    model_config = FROZEN
 
     schema_version: Literal[1] = 1
     """Format version."""

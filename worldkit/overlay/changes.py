@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
+from worldkit._model import FROZEN
 from worldkit.overlay.context import GradingContext
 from worldkit.tools.specs import TOOLS_BY_NAME
 from worldkit.world.models import Id
@@ -33,7 +34,7 @@ class ChangeSpec(BaseModel):
     every key of `match`, the tool argument of that name matches the glob(s); a list-valued
     argument (`to`) matches when any element does; other values are compared as strings."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = FROZEN
 
     kind: ChangeKind
     """The state-changing tool: `write_file`, `update_record` or `send_message`."""

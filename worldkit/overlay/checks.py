@@ -19,8 +19,9 @@ import math
 import re
 from typing import Annotated, Any, ClassVar, Literal, Protocol, TypeVar, runtime_checkable
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SerializeAsAny, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, Field, SerializeAsAny, field_validator, model_validator
 
+from worldkit._model import FROZEN
 from worldkit.errors import PathRefused
 from worldkit.overlay._paths import check_relative, confined
 from worldkit.overlay.changes import ChangeSpec, ProhibitedChange, observed_changes
@@ -53,7 +54,7 @@ class Check(Protocol):
 class BaseCheck(BaseModel):
     """Base of the built-in checks (frozen, unknown fields rejected)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = FROZEN
 
     type: str
     """The check type (the registry key)."""

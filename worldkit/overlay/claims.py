@@ -28,17 +28,16 @@ from decimal import Decimal
 from functools import cached_property
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, Field, field_validator, model_validator
 
+from worldkit._model import FROZEN
 from worldkit.overlay.values import dates_in, id_pattern, numbers_equal, numbers_in
 
 Window = Literal["sentence", "line", "paragraph", "section", "document"]
 
-_MODEL = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
-
 
 class NumberTerm(BaseModel):
-    model_config = _MODEL
+    model_config = FROZEN
 
     number: float
     """The value."""
@@ -63,7 +62,7 @@ class NumberTerm(BaseModel):
 
 
 class DateTerm(BaseModel):
-    model_config = _MODEL
+    model_config = FROZEN
 
     date: dt.date
     """The date, in any written form."""
@@ -76,7 +75,7 @@ class DateTerm(BaseModel):
 
 
 class RegexTerm(BaseModel):
-    model_config = _MODEL
+    model_config = FROZEN
 
     regex: str
     """A Python regular expression, searched case-insensitively."""
@@ -98,7 +97,7 @@ class RegexTerm(BaseModel):
 
 
 class TextTerm(BaseModel):
-    model_config = _MODEL
+    model_config = FROZEN
 
     text: str = Field(min_length=1)
     """A word, phrase or identifier."""
@@ -121,7 +120,7 @@ class TextTerm(BaseModel):
 
 
 class AnyTerm(BaseModel):
-    model_config = _MODEL
+    model_config = FROZEN
 
     any: list[Term] = Field(min_length=1)
     """Alternatives: one of them must occur."""
@@ -164,7 +163,7 @@ AnyTerm.model_rebuild()
 class Claim(BaseModel):
     """Terms that must all occur in one window of the text."""
 
-    model_config = _MODEL
+    model_config = FROZEN
 
     all: list[Term] = Field(min_length=1)
     """The terms."""

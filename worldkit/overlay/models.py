@@ -22,7 +22,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
-    ConfigDict,
     Field,
     PrivateAttr,
     StringConstraints,
@@ -30,6 +29,7 @@ from pydantic import (
     model_validator,
 )
 
+from worldkit._model import FROZEN
 from worldkit.overlay._paths import PATH_CONVENTIONS, check_relative
 from worldkit.overlay.changes import ChangeSpec, ProhibitedChange
 from worldkit.overlay.checks import CheckField
@@ -54,7 +54,7 @@ EvidenceSurface = Literal["files", "records", "mail", "chat"]
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = FROZEN
 
 
 # --- evidence ---------------------------------------------------------------------------------

@@ -10,11 +10,13 @@ from __future__ import annotations
 import fnmatch
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
+
+from worldkit._model import FROZEN
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = FROZEN
 
 
 class WriteFiles(_Frozen):

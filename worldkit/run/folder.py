@@ -28,8 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
+from worldkit._model import FROZEN
 from worldkit.canon import pretty_json
 from worldkit.materialize.manifest import read_manifest
 from worldkit.overlay import apply_overlay, overlay_digest
@@ -55,7 +56,7 @@ RECORD_FILE = "execution-record.json"
 class RunFolder(BaseModel):
     """`RUN_DIR/run.json`: which task was staged, for whom, and where its event log lives."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = FROZEN
 
     schema_version: Literal[1] = 1
     """Format version."""

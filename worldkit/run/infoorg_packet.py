@@ -16,8 +16,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
+from worldkit._model import FROZEN
 from worldkit.canon import pretty_json
 from worldkit.errors import OutputExists
 from worldkit.infoorg.overlays import check_overlay, grade_workspace, inbox_inventory, stage_workspace
@@ -37,7 +38,7 @@ MESSAGE_CHARS_MAX = 100_000
 class PacketRun(BaseModel):
     """What `run_packet` did and how the captured workspace scored (`<run>/result.json`)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = FROZEN
 
     schema_version: Literal[1] = 1
     """Format version (the file and `worldkit infoorg run --json` carry the same object)."""

@@ -20,8 +20,9 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
+from worldkit._model import FROZEN
 from worldkit.canon import sha256_json
 from worldkit.errors import PathRefused, UsageError
 from worldkit.overlay.context import CheckResult, GradingContext
@@ -42,13 +43,12 @@ __all__ = [
 ]
 
 MAX_FILE_CHARS = 60_000
-_MODEL = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
 
 class JudgeItem(BaseModel):
     """Everything a judge sees about one criterion of one run — and nothing naming the run."""
 
-    model_config = _MODEL
+    model_config = FROZEN
 
     criterion_id: str
     """The rubric criterion's id (e.g. `QS5`)."""
@@ -77,7 +77,7 @@ class JudgeItem(BaseModel):
 class Verdict(BaseModel):
     """A judge's answer on one item."""
 
-    model_config = _MODEL
+    model_config = FROZEN
 
     result: Literal["pass", "fail", "grader_error", "ungraded"]
     """`pass` / `fail`; `grader_error` when the judge could not decide (its endpoint kept failing,

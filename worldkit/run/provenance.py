@@ -11,21 +11,20 @@ import hashlib
 import json
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
+from worldkit._model import FROZEN
 from worldkit import __version__
 from worldkit.run.ledgers import CRITERION_FILE, RUN_FILE, find_ledgers
 from worldkit.run.record import LoadedRecord
 
 __all__ = ["Provenance", "ledger_provenance", "records_provenance"]
 
-_MODEL = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
-
 
 class Provenance(BaseModel):
     """What one source of a report was computed from."""
 
-    model_config = _MODEL
+    model_config = FROZEN
 
     source: str
     """The rows' source name."""

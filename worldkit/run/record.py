@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
+from worldkit._model import FROZEN
 from worldkit.canon import pretty_json
 from worldkit.errors import UsageError
 from worldkit.run.results import (
@@ -50,7 +51,6 @@ RECORD_FILENAME = "execution-record.json"
 RECORD_SCHEMA_VERSION = 1
 RUNS_SOURCE = "runs"
 
-_MODEL = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
 ConditionSpec = Annotated[str, Field(pattern=r"^(full|curated(:\S+)?)$")]
 
@@ -61,7 +61,7 @@ _ACCESSED = {"accessed": True, "not_accessed": False, "unknown": None}
 class CriterionOutcome(BaseModel):
     """The graded result and evidence-access label of one criterion in one run."""
 
-    model_config = _MODEL
+    model_config = FROZEN
 
     id: CriterionId
     """The rubric criterion's identifier."""
@@ -82,7 +82,7 @@ class CriterionOutcome(BaseModel):
 class RunStats(BaseModel):
     """Search-burden figures for the whole run, derived from its event log."""
 
-    model_config = _MODEL
+    model_config = FROZEN
 
     inspections: int | None = Field(ge=0)
     """File/record inspections; None when not recorded."""
@@ -103,7 +103,7 @@ class RunStats(BaseModel):
 class ExecutionRecord(BaseModel):
     """What one run of one agent on one task produced, as written by `worldkit run`."""
 
-    model_config = _MODEL
+    model_config = FROZEN
 
     schema_version: Literal[1]
     """Version of this record format."""

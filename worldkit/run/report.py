@@ -23,11 +23,12 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, computed_field
+from pydantic import BaseModel, computed_field
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from worldkit._model import FROZEN
 from worldkit.errors import UsageError
 from worldkit.run.analysis import DEFAULT_REPLICATES, DEFAULT_SEED, Analysis, analyze
 from worldkit.run.analysis.overlay_packets import overlay_packets
@@ -54,7 +55,6 @@ __all__ = [
 ]
 
 REPORT_SCHEMA_VERSION = 2
-_MODEL = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 _STATS = ("inspections", "tool_calls", "tool_calls_before_first_access")
 
 
@@ -65,7 +65,7 @@ def _ratio(numerator: int, denominator: int) -> float | None:
 class Mean(BaseModel):
     """A per-run figure summed over the runs that recorded it."""
 
-    model_config = _MODEL
+    model_config = FROZEN
 
     total: int
     """Sum of the figure over `runs`."""
@@ -84,7 +84,7 @@ class Mean(BaseModel):
 class Summary(BaseModel):
     """Counts for one group of result rows (e.g. one condition, or one task under one)."""
 
-    model_config = _MODEL
+    model_config = FROZEN
 
     runs: int
     """Distinct runs."""
@@ -183,7 +183,7 @@ def summarize(rows: Iterable[ResultRow]) -> Summary:
 class Report(BaseModel):
     """Every table of a report, keyed by column label (a condition, or source and condition)."""
 
-    model_config = _MODEL
+    model_config = FROZEN
 
     schema_version: Literal[2] = REPORT_SCHEMA_VERSION
     """Version of the report format."""

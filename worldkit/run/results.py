@@ -12,8 +12,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
+from worldkit._model import FROZEN
 from worldkit.errors import ExitCode, WorldkitError
 
 __all__ = [
@@ -74,7 +75,7 @@ class InvalidResults(WorldkitError):
 class ResultRow(BaseModel):
     """One criterion of one run, with the run's search-burden figures repeated on every row."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = FROZEN
 
     schema_version: Literal[1] = RESULTS_SCHEMA_VERSION
     """Version of this row format."""

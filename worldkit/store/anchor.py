@@ -33,8 +33,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
+from worldkit._model import FROZEN
 from worldkit.canon import canonical_json
 from worldkit.errors import LogTampered, UsageError
 
@@ -61,13 +62,12 @@ KEY_ENV_VAR = "WORLDKIT_LOG_KEY"
 SIGNING_KEY_ENV_VAR = "WORLDKIT_LOG_SIGNING_KEY"
 VERIFY_KEY_ENV_VAR = "WORLDKIT_LOG_VERIFY_KEY"
 _HEX64 = r"^[0-9a-f]{64}$"
-_MODEL = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
 
 class AnchorSignature(BaseModel):
     """A signature over the anchor's other fields, with the fingerprint of the key that made it."""
 
-    model_config = _MODEL
+    model_config = FROZEN
 
     alg: Literal["hmac-sha256", "ed25519"] = "hmac-sha256"
     """`hmac-sha256` (a shared secret) or `ed25519` (a private key; checked with its public key)."""
@@ -81,7 +81,7 @@ class AnchorSignature(BaseModel):
 class LogAnchor(BaseModel):
     """Where a run's log ended when the anchor was written."""
 
-    model_config = _MODEL
+    model_config = FROZEN
 
     format: Literal["worldkit.log-anchor"] = "worldkit.log-anchor"
     """Identifies the file."""

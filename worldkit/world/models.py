@@ -20,12 +20,14 @@ from pydantic import (
     model_validator,
 )
 
+from worldkit._model import FROZEN
+
 Id = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$", max_length=120)]
 """An entity id: letters, digits and `_ . : -`, starting with a letter or digit."""
 
 
 class Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True, defer_build=True)
+    model_config = ConfigDict(**FROZEN, defer_build=True)
 
 
 class Classification(StrEnum):

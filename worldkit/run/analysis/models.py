@@ -6,7 +6,9 @@ Differences are curated minus full. A figure the data cannot support is None bes
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
+
+from worldkit._model import FROZEN
 
 __all__ = [
     "AgentContrast",
@@ -21,13 +23,11 @@ __all__ = [
     "UnknownRecoding",
 ]
 
-_MODEL = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
-
 
 class BootstrapInterval(BaseModel):
     """A 95% percentile task-cluster bootstrap interval."""
 
-    model_config = _MODEL
+    model_config = FROZEN
 
     lower: float
     """2.5th percentile of the replicate differences."""
@@ -50,7 +50,7 @@ class BootstrapInterval(BaseModel):
 class Contrast(BaseModel):
     """An outcome under each condition and their difference."""
 
-    model_config = _MODEL
+    model_config = FROZEN
 
     full: float
     """Full projection."""
@@ -67,7 +67,7 @@ class Contrast(BaseModel):
 class GeeEstimate(BaseModel):
     """A GEE-standardized outcome, or the reason it cannot be estimated."""
 
-    model_config = _MODEL
+    model_config = FROZEN
 
     executions: int
     """Executions the model was fitted on (graded ones for pass, observable for access)."""
@@ -84,7 +84,7 @@ class GeeEstimate(BaseModel):
 class TaskDelta(BaseModel):
     """One task's pass difference (raw)."""
 
-    model_config = _MODEL
+    model_config = FROZEN
 
     task: str
     """Task id."""
@@ -95,7 +95,7 @@ class TaskDelta(BaseModel):
 class TaskContrast(BaseModel):
     """Raw per-task rates (Table E2)."""
 
-    model_config = _MODEL
+    model_config = FROZEN
 
     task: str
     """Task id."""
@@ -112,7 +112,7 @@ class TaskContrast(BaseModel):
 class LeaveOneOut(BaseModel):
     """The pooled raw difference with each task held out."""
 
-    model_config = _MODEL
+    model_config = FROZEN
 
     passed: dict[str, float]
     """Held-out task → pooled pass difference without it."""
@@ -127,7 +127,7 @@ class LeaveOneOut(BaseModel):
 class UnknownRecoding(BaseModel):
     """Access over all executions with the unknown labels recoded."""
 
-    model_config = _MODEL
+    model_config = FROZEN
 
     all_accessed: Contrast
     """Every unknown counted as accessed."""
@@ -142,7 +142,7 @@ class UnknownRecoding(BaseModel):
 class PacketContrast(BaseModel):
     """One curated packet (curator) against the full projection, raw pass rates."""
 
-    model_config = _MODEL
+    model_config = FROZEN
 
     packet: str
     """Packet name."""
@@ -163,7 +163,7 @@ class PacketContrast(BaseModel):
 class AgentContrast(BaseModel):
     """One agent's raw rates (Table E3)."""
 
-    model_config = _MODEL
+    model_config = FROZEN
 
     agent: str
     """Agent id."""
@@ -178,7 +178,7 @@ class AgentContrast(BaseModel):
 class Analysis(BaseModel):
     """The paper's estimates for one source of runs, or the reason they cannot be computed."""
 
-    model_config = _MODEL
+    model_config = FROZEN
 
     source: str
     """The rows' source (a ledger directory's name, or `runs`)."""

@@ -17,18 +17,18 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from worldkit._model import FROZEN
 from worldkit.run.results import InvalidResults
 
 __all__ = ["MATCHED_FILE", "PacketSummary", "PacketRow", "read_matched_packets", "summarize_packets"]
 
 MATCHED_FILE = "matched_results.json"
-_MODEL = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
 
 class PacketRow(BaseModel):
     """One curated packet of one task."""
 
-    model_config = _MODEL
+    model_config = FROZEN
 
     task: str
     """Task id."""
@@ -55,7 +55,7 @@ class PacketRow(BaseModel):
 class PacketSummary(BaseModel):
     """Table 1: packet sizes, curator agreement, completeness and retained share."""
 
-    model_config = _MODEL
+    model_config = FROZEN
 
     packets: int
     """Curated packets."""

@@ -27,7 +27,7 @@ from typing import Any
 from pydantic import ConfigDict
 from pydantic._internal import _docs_extraction, _fields
 
-FROZEN = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+FROZEN = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True, defer_build=True)
 """A worldkit model: immutable, no unknown fields, each field described by its docstring."""
 
 _pydantic_lookup = _docs_extraction.extract_docstrings_from_cls

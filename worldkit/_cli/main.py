@@ -283,4 +283,8 @@ def main() -> None:
     if gc.isenabled():
         gc.disable()
         _state["gc_paused"] = True
-    sys.exit(run())
+    code = run()
+    # Nothing is left to collect that matters: the interpreter's own collections at exit would only
+    # traverse the loaded world again (0.12 s of a 1 s materialize here).
+    gc.freeze()
+    sys.exit(code)

@@ -90,11 +90,16 @@ class NearDuplicates:
 def near_duplicates(texts: Mapping[str, str], names: Iterable[str] = ()) -> NearDuplicates:
     """Group `texts` (path → text) by masked text, masking `names` (people's names) as well."""
     pattern = _name_pattern(names)
+    return _grouped({path: mask_text(text, pattern or ()) for path, text in texts.items()})
+
+
+def _grouped(masked: Mapping[str, str]) -> NearDuplicates:
+    """Group the paths of `masked` (path → masked text) by their masked text."""
     by_mask: dict[str, list[str]] = {}
-    for path in sorted(texts):
-        by_mask.setdefault(mask_text(texts[path], pattern or ()), []).append(path)
+    for path in sorted(masked):
+        by_mask.setdefault(masked[path], []).append(path)
     groups = sorted((g for g in by_mask.values() if len(g) > 1), key=lambda g: (-len(g), g[0]))
-    return NearDuplicates(files=len(texts), groups=groups)
+    return NearDuplicates(files=len(masked), groups=groups)
 
 
 def person_names(projection: Projection) -> list[str]:
@@ -106,9 +111,20 @@ def person_names(projection: Projection) -> list[str]:
     return sorted(names)
 
 
-def seat_near_duplicates(projection: Projection) -> NearDuplicates:
-    """The near-duplicate groups among the files (documents) of one seat's projection."""
+def seat_near_duplicates(projection: Projection, masked_texts: dict[str, str] | None = None) -> NearDuplicates:
+    """The near-duplicate groups among the files (documents) of one seat's projection.
+
+    `masked_texts` (document id → masked text), when given, is read and filled: pass one map to the
+    seats of one revision and date, whose shared documents render the same for every seat that sees
+    them (`worldkit.materialize.memo`), so each is rendered and masked once.
+    """
+    shared: dict[str, str] = {} if masked_texts is None else masked_texts
     snapshot = projection.snapshot
-    texts = {projection.document_path(d): projection.renderer.document_text(snapshot.documents[d])
-             for d in projection.documents}
-    return near_duplicates(texts, person_names(projection))
+    pattern = _name_pattern(person_names(projection)) or ()
+    masked: dict[str, str] = {}
+    for d in projection.documents:
+        text = shared.get(d)
+        if text is None:
+            text = shared[d] = mask_text(projection.renderer.document_text(snapshot.documents[d]), pattern)
+        masked[projection.document_path(d)] = text
+    return _grouped(masked)

@@ -97,7 +97,8 @@ def world_stats(package: WorldPackage, date: dt.date, rev: str | None = None) ->
     projections = {seat: plan_projection(state, date, seat, policy) for seat in sorted(state.seats)}
     plans = {seat: projection.documents for seat, projection in projections.items()}
     files = {seat: len(docs) for seat, docs in plans.items()}
-    near = {seat: seat_near_duplicates(projection).as_json() for seat, projection in projections.items()}
+    masked: dict[str, str] = {}  # document id → masked text, shared by the seats (one revision, one date)
+    near = {seat: seat_near_duplicates(projection, masked).as_json() for seat, projection in projections.items()}
     formats = {seat: dict(Counter(_format(state.documents[d].path) for d in docs)) for seat, docs in plans.items()}
     overlays, criteria, errors = _overlay_counts(package.id)
     return WorldStats(

@@ -46,3 +46,26 @@ def test_a_seat_of_a_small_world(tmp_path: Path) -> None:
     projection = plan_projection(state, dt.date(2025, 12, 31), seat)
     found = seat_near_duplicates(projection)
     assert found.files == len(projection.documents) and found.in_groups <= found.files
+
+
+def test_seats_sharing_masked_texts_measure_as_each_alone(tmp_path: Path) -> None:
+    state = load_world(WorldSpec().write(tmp_path / "world")).revision("r1")
+    day = dt.date(2025, 12, 31)
+    projections = [plan_projection(state, day, seat) for seat in sorted(state.seats)]
+    rendered: list[str] = []
+    for projection in projections:
+        original = projection.renderer.document_text
+
+        def counted(doc, original=original):  # noqa: ANN001, ANN202
+            rendered.append(doc.id)
+            return original(doc)
+
+        projection.renderer.document_text = counted  # type: ignore[method-assign]
+    shared: dict[str, str] = {}
+    together = [seat_near_duplicates(p, shared).as_json() for p in projections]
+    seen = [d for p in projections for d in p.documents]
+    assert len(seen) > len(set(seen)), "the seats of the fixture share no document"
+    assert sorted(rendered) == sorted(set(seen)) and set(shared) == set(seen)  # each shared document once
+    rendered.clear()
+    assert together == [seat_near_duplicates(p).as_json() for p in projections]
+    assert len(rendered) == len(seen)

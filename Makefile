@@ -1,4 +1,11 @@
 # Two entry points for a fresh machine: `make demo` and `make test`.
+
+# Python's bytecode cache stays on for what make runs, whatever the environment says: with
+# PYTHONDONTWRITEBYTECODE set, each of the suite's Python processes (hundreds of CLI and server
+# subprocesses) compiles worldkit from source again, about 0.35 s a server start here, and pytest
+# rewrites every test module's asserts anew in each worker (some 7 s of each worker's collection).
+# The caches are `__pycache__/` folders beside the sources (ignored by git).
+unexport PYTHONDONTWRITEBYTECODE
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin

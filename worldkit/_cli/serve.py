@@ -130,6 +130,10 @@ def serve_command(
                 # A terminated server seals its log and writes the final anchor (the `with` closes).
                 signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
                 if mode == "stdio":
+                    # SIGINT ends it the same way. Left to asyncio, a first SIGINT only cancels the main task,
+                    # and a server caught mid-call by that cancel could go on reading stdin (seen once in
+                    # tests/func/test_serve_signals.py under load: no exit within 60 s).
+                    signal.signal(signal.SIGINT, lambda *_: sys.exit(128 + signal.SIGINT))
                     run_stdio(server)
                 else:
                     server.run("streamable-http", host=host, port=port)

@@ -27,7 +27,7 @@ Id = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$", 
 
 
 class Model(BaseModel):
-    model_config = FROZEN
+    model_config = ConfigDict(**FROZEN, defer_build=True)
 
 
 class Classification(StrEnum):

@@ -122,6 +122,35 @@ def baseline_records(projection: Path) -> dict[str, dict[str, Any]]:
     return pickle.loads(_record_blob(projection / "records"))
 
 
+class BaselineRecords(dict[str, dict[str, Any]]):
+    """`baseline_records`, copied only where written: a new dict of the records as last parsed,
+    each record that process's shared parse until `writable(id)` gives this dict a copy of its own.
+    Grading reads records; a replay writes a few (a status, a comment) of hundreds."""
+
+    def __init__(self, projection: Path) -> None:
+        blob = _record_blob(projection / "records")
+        shared = _PARSED.get(blob)
+        if shared is None:
+            if len(_PARSED) >= 64:
+                _PARSED.clear()
+            shared = _PARSED[blob] = pickle.loads(blob)
+        super().__init__(shared)
+        self._shared = shared
+        self._own: set[str] = set()
+
+    def writable(self, record_id: str) -> dict[str, Any]:
+        """The record `record_id`, this dict's own copy (made on first write)."""
+        record = self[record_id]
+        if record_id not in self._own and record is self._shared.get(record_id):
+            record = self[record_id] = pickle.loads(pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL))
+        self._own.add(record_id)
+        return record
+
+
+_PARSED: dict[bytes, dict[str, dict[str, Any]]] = {}
+"""A records blob of `_BLOBS` → its one shared parse (read, never written: see `BaselineRecords`)."""
+
+
 _BLOBS: dict[str, tuple[tuple[Any, ...], bytes]] = {}
 """Records folder → (its files' stat signature, the parsed records pickled): grading replays one
 projection many times (every counterfactual, every criterion), and reads and parses it once; each
@@ -179,7 +208,7 @@ def _changes_from_state(ctx: GradingContext) -> list[Change]:
         for path in sorted(p for p in ctx.workspace.rglob("*") if p.is_file()):
             content = path.read_bytes().decode("utf-8", errors="replace")
             found.append(change("write_file", path=path.relative_to(ctx.workspace).as_posix(), content=content))
-    before = baseline_records(ctx.projection)
+    before = BaselineRecords(ctx.projection)  # read only
     for record_id in sorted(ctx.records):
         after, old = ctx.records[record_id], before.get(record_id, {})
         for entry in after.get("history", [])[len(old.get("history", [])) :]:

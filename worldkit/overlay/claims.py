@@ -25,7 +25,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from decimal import Decimal
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, BeforeValidator, Field, field_validator, model_validator
@@ -46,7 +46,7 @@ class NumberTerm(BaseModel):
     written: str = ""
     """The value as written in the YAML (sets the default tolerance); filled in on parsing."""
 
-    @property
+    @cached_property
     def effective_tolerance(self) -> float:
         if self.tolerance is not None:
             return self.tolerance
@@ -55,7 +55,8 @@ class NumberTerm(BaseModel):
         return 0.5 * 10 ** (-places) if places else 0.0
 
     def found(self, text: str) -> bool:
-        return any(numbers_equal(n, self.number, self.effective_tolerance) for n in numbers_in(text))
+        tolerance = self.effective_tolerance
+        return any(numbers_equal(n, self.number, tolerance) for n in _numbers_in(text))
 
     def label(self) -> str:
         return self.written or f"{self.number:g}"
@@ -68,7 +69,7 @@ class DateTerm(BaseModel):
     """The date, in any written form."""
 
     def found(self, text: str) -> bool:
-        return self.date in dates_in(text)
+        return self.date in _dates_in(text)
 
     def label(self) -> str:
         return self.date.isoformat()
@@ -186,10 +187,27 @@ class Claim(BaseModel):
 
     def match(self, text: str) -> str | None:
         """The first window where every term occurs, or None."""
-        for window in windows(text, self.within):
+        for window in _windows(text, self.within):
             if all(term.found(window) for term in self.all):
                 return window
         return None
+
+
+# Grading matches many claims against the same few texts (every criterion's facts, every
+# counterfactual deliverable): what a text's windows, numbers and dates are is read once per text.
+@lru_cache(maxsize=128)
+def _windows(text: str, within: Window) -> tuple[str, ...]:
+    return tuple(windows(text, within))
+
+
+@lru_cache(maxsize=8192)
+def _numbers_in(window: str) -> tuple[float, ...]:
+    return tuple(numbers_in(window))
+
+
+@lru_cache(maxsize=8192)
+def _dates_in(window: str) -> frozenset[dt.date]:
+    return frozenset(dates_in(window))
 
 
 _EMPHASIS = re.compile(r"\*\*|__|`|(?<!\w)\*(?!\s)|(?<!\s)\*(?!\w)")

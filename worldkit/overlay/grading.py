@@ -20,7 +20,7 @@ from typing import Any
 
 from worldkit.errors import PathRefused
 from worldkit.overlay._paths import confined
-from worldkit.overlay.changes import baseline_records, observed_changes
+from worldkit.overlay.changes import BaselineRecords, observed_changes
 from worldkit.overlay.context import CheckResult, GradingContext
 from worldkit.overlay.models import Criterion, Overlay, OracleAction
 from worldkit.overlay.toolconfig import ToolConfig
@@ -95,7 +95,7 @@ def replay_actions(
     (as `actions[i]: why`). `workspace` must exist (seed it first); it is written in place."""
     seat = json.loads((projection / "seat.json").read_text(encoding="utf-8"))
     config = tool_config_for(overlay, seat["person"])
-    records = baseline_records(projection)  # freshly parsed: this replay's own copy, mutated in place
+    records = BaselineRecords(projection)  # this replay's own; a record it updates is copied first
     sent: list[dict[str, Any]] = []
     events: list[dict[str, Any]] = []
     refusals: list[str] = []
@@ -117,7 +117,7 @@ def replay_actions(
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(args["content"], encoding="utf-8")
         elif action.tool == "update_record":
-            record = records[args["id"]]
+            record = records.writable(args["id"])
             entry: dict[str, Any] = {"kind": args["action"], "by": seat["person"], "date": overlay.date.isoformat()}
             if args["action"] == "status":
                 record["status"] = args.get("text", "")

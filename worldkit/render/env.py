@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import sys
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -206,6 +207,20 @@ class _Dating:
         self.documents = [(k, d, d.visible_from, d.visible_until) for k, d in state.documents.items()]
         self.messages = [(k, m, m.date) for k, m in state.messages.items()]
         self._records_on: dict[dt.date, tuple[list[str], frozenset[str]]] = {}
+        self._state = weakref.proxy(state)
+
+    @cached_property
+    def undated(self) -> dict[str, Any]:
+        """What templates see of the world that no date changes (the company, its departments,
+        products and people), dumped once and shared by every context: the sandbox is immutable,
+        so no template can change what another one reads."""
+        state = self._state
+        return {
+            "company": state.company.model_dump(mode="json"),
+            "departments": {d.id: d.model_dump(mode="json") for d in state.company.departments},
+            "products": {p.id: p.model_dump(mode="json") for p in state.company.products},
+            "people": {k: p.model_dump(mode="json") for k, p in state.people.items()},
+        }
 
     def records_on(self, date: dt.date) -> tuple[list[str], frozenset[str]]:
         """The keys of the records that exist on `date`, in the state's order (and as a set); shared, read only."""
@@ -230,8 +245,6 @@ _DATING: dict[int, tuple[Any, _Dating]] = {}
 
 
 def _dating(state: WorldState) -> _Dating:
-    import weakref
-
     key = id(state)
     held = _DATING.get(key)
     if held is not None and held[0]() is state:
@@ -309,10 +322,7 @@ class RenderContext:
         state = snap.state
         return {
             "as_of": snap.date,
-            "company": state.company.model_dump(mode="json"),
-            "departments": {d.id: d.model_dump(mode="json") for d in state.company.departments},
-            "products": {p.id: p.model_dump(mode="json") for p in state.company.products},
-            "people": {k: p.model_dump(mode="json") for k, p in state.people.items()},
+            **_dating(state).undated,
             "records": _BuiltOnRead(snap.records, _record_json(snap)),
             "documents": _BuiltOnRead(snap.documents, _document_summary(snap)),
         }

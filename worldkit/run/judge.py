@@ -233,9 +233,9 @@ def read_deliverables(workspace: Path, paths: Iterable[str], limit: int = MAX_FI
 
 
 def _record_changes(ctx: GradingContext) -> list[dict[str, Any]]:
-    from worldkit.overlay.changes import baseline_records
+    from worldkit.overlay.changes import BaselineRecords
 
-    baseline = baseline_records(ctx.projection)
+    baseline = BaselineRecords(ctx.projection)  # read only
     changes = []
     for record_id, record in sorted(ctx.records.items()):
         before = len((baseline.get(record_id) or {}).get("history") or [])

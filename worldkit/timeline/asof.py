@@ -9,6 +9,7 @@ import datetime as dt
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 from worldkit.world.models import Document, Message, Record
@@ -55,25 +56,24 @@ class RecordView:
 
 def fold_record(record: Record, date: dt.date) -> RecordView | None:
     """The record's state on `date`, or None if it does not exist yet."""
-    events = sorted(
-        (pair for pair in enumerate(record.events) if pair[1].date <= date), key=lambda pair: (pair[1].date, pair[0])
-    )
-    if not events or events[0][1].kind != "created":
+    events = [event for event in record.events if event.date <= date]
+    if not events:
+        return None
+    events.sort(key=_event_date)  # stable: events of one day keep the record's order
+    if events[0].kind != "created":
         return None
     status: str | None = None
     fields: dict[str, Any] = {}
     history: list[dict[str, Any]] = []
-    for _, event in events:
-        if event.status is not None:
-            status = event.status
-        if event.kind in ("created", "update", "correction"):
-            fields.update(event.fields)
+    for event in events:
         entry: dict[str, Any] = {"date": event.date.isoformat(), "kind": event.kind}
         if event.by:
             entry["by"] = event.by
         if event.status is not None:
-            entry["status"] = event.status
+            status = entry["status"] = event.status
         if event.fields:
+            if event.kind in _SETS_FIELDS:
+                fields.update(event.fields)
             entry["fields"] = event.fields
         if event.note:
             entry["note"] = event.note
@@ -83,9 +83,13 @@ def fold_record(record: Record, date: dt.date) -> RecordView | None:
         status=status,
         fields=dict(sorted(fields.items())),
         events=tuple(history),
-        created=events[0][1].date,
-        updated=events[-1][1].date,
+        created=events[0].date,
+        updated=events[-1].date,
     )
+
+
+_event_date = attrgetter("date")
+_SETS_FIELDS = frozenset({"created", "update", "correction"})
 
 
 @dataclass(frozen=True)

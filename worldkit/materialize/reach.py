@@ -179,14 +179,15 @@ class TracingRenderer(Renderer):
     def __init__(self, snapshot: Snapshot) -> None:
         super().__init__(snapshot)
         self.sink = _Sink()
-        self.context = _NotedContext(snapshot, self.sink)
+        self.context = _NotedContext(snapshot, sink=self.sink)
         self._contexts = {snapshot.date: self.context}
         self._closures: dict[str, frozenset[str] | None] = {}
 
     def _context_on(self, date: dt.date) -> RenderContext:
         context = self._contexts.get(date)
         if context is None:
-            context = self._contexts[date] = _NotedContext(lazy_as_of(self.context.snapshot.state, date), self.sink)
+            context = self._contexts[date] = _NotedContext(lazy_as_of(self.context.snapshot.state, date), self.context,
+                                                           sink=self.sink)
         return context
 
     def closure(self, name: str) -> frozenset[str] | None:

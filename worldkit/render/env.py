@@ -11,6 +11,7 @@ import datetime as dt
 import hashlib
 import sys
 import weakref
+from bisect import bisect_right
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -222,6 +223,33 @@ class _Dating:
             "people": {k: p.model_dump(mode="json") for k, p in state.people.items()},
         }
 
+    @cached_property
+    def _record_days(self) -> tuple[dict[str, dt.date], dict[str, tuple[dt.date, ...]]]:
+        """Each existing record's first day, and the sorted days of every record's events."""
+        state = self._state
+        first = dict(self.records)
+        days = {key: tuple(sorted({e.date for e in record.events})) for key, record in state.records.items()}
+        return first, days
+
+    def unchanged_between(self, day: dt.date, later: dt.date) -> Callable[[str], bool]:
+        """Whether a record existing on `day` folds the same on `later` and links the same records:
+        no event of it dated in (day, later], and each of its links exists on both days or on neither."""
+        first, days = self._record_days
+        links = self._state.records
+
+        def same(key: str) -> bool:
+            own = days[key]
+            at = bisect_right(own, day)
+            if at < len(own) and own[at] <= later:
+                return False
+            for link in links[key].links:
+                born = first.get(link)
+                if born is not None and day < born <= later:
+                    return False
+            return True
+
+        return same
+
     def records_on(self, date: dt.date) -> tuple[list[str], frozenset[str]]:
         """The keys of the records that exist on `date`, in the state's order (and as a set); shared, read only."""
         found = self._records_on.get(date)
@@ -290,10 +318,19 @@ class _BuiltOnRead(Mapping[str, Any]):
         return len(self._source)
 
 
-def _record_json(snapshot: Snapshot) -> Callable[[str], Any]:
+def _record_json(snapshot: Snapshot, later: RenderContext | None = None) -> Callable[[str], Any]:
+    """Record id → its JSON as of the snapshot date. With `later` (a context of a later day of the
+    same state), a record whose JSON is the same on both days is `later`'s own, built once: one
+    with no event between the two days, none of whose links' records came into being between them."""
     records = snapshot.records
+    same = None
+    if later is not None and later.snapshot.state is snapshot.state and snapshot.date <= later.snapshot.date:
+        same = _dating(snapshot.state).unchanged_between(snapshot.date, later.snapshot.date)
+        shared = later.record_json
 
     def build(key: str) -> Any:
+        if same is not None and same(key):
+            return shared[key]
         view = records[key]
         return view.as_json(sorted(x for x in view.record.links if x in records))
 
@@ -315,6 +352,13 @@ class RenderContext:
     """What every template sees besides its own item: the world as of the snapshot date."""
 
     snapshot: Snapshot
+    later: RenderContext | None = None
+    """A context of a later day whose records' JSON this one may share where it is the same."""
+
+    @cached_property
+    def record_json(self) -> Mapping[str, Any]:
+        """`world.records`: each record's JSON on the snapshot date, built when first read."""
+        return _BuiltOnRead(self.snapshot.records, _record_json(self.snapshot, self.later))
 
     @cached_property
     def world(self) -> dict[str, Any]:
@@ -323,7 +367,7 @@ class RenderContext:
         return {
             "as_of": snap.date,
             **_dating(state).undated,
-            "records": _BuiltOnRead(snap.records, _record_json(snap)),
+            "records": self.record_json,
             "documents": _BuiltOnRead(snap.documents, _document_summary(snap)),
         }
 
@@ -340,7 +384,7 @@ class Renderer:
         """A message is frozen when sent: its body sees the world as of its own date."""
         context = self._contexts.get(date)
         if context is None:
-            context = self._contexts[date] = RenderContext(lazy_as_of(self.context.snapshot.state, date))
+            context = self._contexts[date] = RenderContext(lazy_as_of(self.context.snapshot.state, date), self.context)
         return context
 
     def _template(self, name: str) -> jinja2.Template:

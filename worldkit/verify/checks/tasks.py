@@ -126,7 +126,10 @@ def _manifest_bytes(task: StagedTask, staged: Manifest, direct: Manifest) -> lis
     expected = staged.model_copy(update={
         "inputs": direct.inputs, "environment": direct.environment, "tool_bundle_sha256": direct.tool_bundle_sha256,
     })
-    expected = expected.model_copy(update={"fingerprint": expected.expected_fingerprint()})
+    # `staged` was read (`read_manifest`), so its fingerprint is its entries' and inputs': with the
+    # direct inputs and tool bundle the same, it is the fingerprint expected (the environment is not in it).
+    same = staged.inputs == direct.inputs and staged.tool_bundle_sha256 == direct.tool_bundle_sha256
+    expected = expected.model_copy(update={"fingerprint": staged.fingerprint if same else expected.expected_fingerprint()})
     path = task.projection_root / MANIFEST_NAME
     want = manifest_bytes(expected)
     have = read_regular(path) or b""

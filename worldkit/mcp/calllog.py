@@ -16,13 +16,15 @@ middleware then adds nothing for that call.
 from __future__ import annotations
 
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from worldkit.canon import sha256_json
 from worldkit.mcp.confine import bounded_arguments
-from worldkit.store.eventlog import EventSink
+
+if TYPE_CHECKING:
+    from worldkit.store.eventlog import EventSink
 
 __all__ = ["CALL_NOTE", "CallLogMiddleware", "loggable", "result_digest"]
 

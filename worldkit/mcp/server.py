@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools.base import Tool
@@ -43,10 +43,12 @@ from worldkit.mcp.confine import bounded_arguments
 from worldkit.mcp.seat import REFUSALS, SeatView
 from worldkit.mcp.state import SeatState
 from worldkit.overlay.toolconfig import ToolConfig
-from worldkit.store.eventlog import EventSink
 from worldkit.tools.specs import TOOLS, ToolSpec
 
-__all__ = ["EventSink", "build_seat_server", "served_tools"]
+if TYPE_CHECKING:
+    from worldkit.store.eventlog import EventSink
+
+__all__ = ["build_seat_server", "served_tools"]
 
 INSTRUCTIONS = (
     "You are working as employee seat {seat} ({person}) on {date}. These tools reach the company "

@@ -90,10 +90,6 @@ class FactsJudge:
 
     def describe(self) -> dict[str, Any]:
         """The frozen configuration: offline, deterministic, graded from `truth.criteria`."""
-        return {"kind": GRADER, "id": GRADER, "deterministic": True,
-                "source": "verifier truth.criteria (required facts, unsafe claims)"}  # fmt: skip
-
-    def describe(self) -> dict[str, Any]:
         return {"kind": GRADER, "id": GRADER, "deterministic": True}
 
     def grade(self, overlay: Overlay, criterion: Criterion, ctx: GradingContext) -> CheckResult | None:

@@ -242,7 +242,25 @@ def _tree_signature(root: Path) -> tuple:
 def _load_cached(root: Path, _signature: tuple) -> WorldPackage:
     from worldkit.world.cache import cached_package  # the cross-process cache (keyed by source digest)
 
+    _freeze_at_exit()
     return cached_package(root, _load_package)
+
+
+def _freeze_at_exit() -> None:
+    """At the process's exit, move what is alive out of the collector's sight (`gc.freeze`), once:
+    a loaded world is some 10^5 objects that the interpreter's last collections would only traverse
+    again before freeing them (0.11 s of a 1.1 s process that materializes 10,000 files). Nothing is
+    kept alive that would otherwise be freed before the exit; the CLI does the same (`worldkit._cli.main`)."""
+    global _EXIT_FREEZE
+    if not _EXIT_FREEZE:
+        import atexit
+        import gc
+
+        atexit.register(gc.freeze)
+        _EXIT_FREEZE = True
+
+
+_EXIT_FREEZE = False
 
 
 DATA_SUFFIXES = (".yaml", ".yml")

@@ -243,3 +243,20 @@ def test_a_byte_identical_copy_elsewhere_is_the_loaded_package_rebased(
     note.write_text(note.read_text() + "edited in the copy only\n")
     with pytest.raises(AssertionError, match="from source"):
         _fresh_load(copy)  # an edited copy is loaded anew
+
+
+def test_a_process_that_loaded_a_world_freezes_what_is_alive_at_exit(tmp_path: Path) -> None:
+    """The interpreter's last collections do not traverse a loaded world again (`_freeze_at_exit`):
+    a handler registered before the load runs after ours and sees the objects frozen."""
+    world = _world(tmp_path)
+    script = (
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: print('frozen at exit:', gc.get_freeze_count() > 0, flush=True))\n"
+        "from worldkit.world.load import load_world\n"
+        "load_world(sys.argv[1])\n"
+        "print('frozen before exit:', gc.get_freeze_count() > 0, flush=True)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, str(world)], capture_output=True, text=True,
+                          env={**os.environ, "WORLDKIT_CACHE": str(tmp_path / "cache")}, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["frozen before exit: False", "frozen at exit: True"]

@@ -136,14 +136,12 @@ class BaselineRecords(dict[str, dict[str, Any]]):
             shared = _PARSED[blob] = pickle.loads(blob)
         super().__init__(shared)
         self._shared = shared
-        self._own: set[str] = set()
 
     def writable(self, record_id: str) -> dict[str, Any]:
         """The record `record_id`, this dict's own copy (made on first write)."""
         record = self[record_id]
-        if record_id not in self._own and record is self._shared.get(record_id):
+        if record is self._shared.get(record_id):
             record = self[record_id] = pickle.loads(pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL))
-        self._own.add(record_id)
         return record
 
 

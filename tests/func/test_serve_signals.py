@@ -86,3 +86,19 @@ def test_input_from_dev_null_is_an_immediate_end(world: Path, tmp_path: Path, st
     with Store.open(store) as opened:
         assert list(read_events(opened, run)) == []
         assert verify_chain(opened, run, anchor=read_anchor(anchor), key=None).ok
+
+
+@pytest.mark.parametrize("nesting", [0, 1, 2])
+def test_a_signal_exit_raised_inside_a_task_group_ends_with_its_own_code(nesting: int) -> None:
+    """A SIGTERM that lands while one of the server's tasks runs comes out of the task group wrapped in
+    an exception group: `signal_exits` raises the exit itself, so the status stays 143."""
+    from worldkit._cli.serve import signal_exits
+
+    error: BaseException = SystemExit(128 + signal.SIGTERM)
+    for _ in range(nesting):
+        error = BaseExceptionGroup("unhandled errors in a TaskGroup", [error, ValueError("a sibling task")])
+    with pytest.raises(SystemExit) as exited, signal_exits():
+        raise error
+    assert exited.value.code == 128 + signal.SIGTERM
+    with pytest.raises(BaseExceptionGroup), signal_exits():  # a group without an exit is not swallowed
+        raise BaseExceptionGroup("unhandled errors in a TaskGroup", [ValueError("boom")])

@@ -62,6 +62,20 @@ class _BoundedSandbox(ImmutableSandboxedEnvironment):
             raise TooLarge(f"`**` with exponent {right} (at most 1000)")
         return super().call_binop(context, operator, left, right)
 
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        """`doc.title` on a plain dict: the sandbox's own answer (`SandboxedEnvironment.getattr`), without
+        its failed attribute lookup first. A plain dict has no attributes but its type's, so for any other
+        name that lookup raises and the sandbox returns the item, or undefined when there is none."""
+        if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
+            try:
+                return obj[attribute]
+            except KeyError:
+                return self.undefined(obj=obj, name=attribute)
+        return super().getattr(obj, attribute)
+
+
+_DICT_ATTRIBUTES = frozenset(dir(dict))
+
 
 class _TemplateCache(jinja2.BytecodeCache):
     """Compiled templates kept across processes in the world cache (`.worldkit/cache/templates/`).

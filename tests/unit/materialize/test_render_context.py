@@ -39,3 +39,41 @@ def test_an_undefined_name_still_fails() -> None:
     env = build_environment(TEMPLATES)
     with pytest.raises(Exception, match="missing"):
         _bounded(_Compiled(env.get_template("undefined.md.j2")), dict(VARIABLES))
+
+
+class _Sub(dict):
+    title = "attribute"
+
+
+@pytest.mark.parametrize(
+    ("obj", "name"),
+    [
+        ({"title": "T"}, "title"),
+        ({"title": "T"}, "missing"),
+        ({"items": [1]}, "items"),  # a key named like a dict method: the method, as jinja gives it
+        ({"keys": 1}, "keys"),
+        ({}, "__class__"),  # unsafe: undefined with a SecurityError
+        ({}, "__dict__"),
+        ({"__dict__": 1}, "__dict__"),
+        ({"_private": 1}, "_private"),
+        (_Sub(title="item"), "title"),  # a subclass's own attribute
+        ("text", "upper"),
+        (["a"], "missing"),
+    ],
+)
+def test_attribute_lookup_is_the_sandboxs(obj: object, name: str) -> None:
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+    from jinja2 import StrictUndefined, Undefined
+
+    env = build_environment(TEMPLATES)
+    sandbox = ImmutableSandboxedEnvironment(undefined=StrictUndefined)
+    ours, theirs = env.getattr(obj, name), sandbox.getattr(obj, name)
+    if isinstance(theirs, Undefined):
+        assert type(ours) is type(theirs)
+        assert ours._undefined_name == theirs._undefined_name and ours._undefined_obj is theirs._undefined_obj
+        assert ours._undefined_exception is theirs._undefined_exception
+        assert ours._undefined_hint == theirs._undefined_hint
+    elif callable(theirs):
+        assert ours == theirs
+    else:
+        assert ours is theirs

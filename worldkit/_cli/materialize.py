@@ -21,7 +21,8 @@ def materialize_command(
     """Materialize what a seat sees on a date into a digested projection."""
     from worldkit.materialize import materialize
 
-    result = materialize(world, rev, date, seat, out, force=force)
+    # The command ends with the projection: no later step reads what workers render into their caches.
+    result = materialize(world, rev, date, seat, out, force=force, office_workers=True)
     summary = result.summary()
     if as_json:
         echo_json(summary)

@@ -59,6 +59,9 @@ class RenderMemo:
                 self.size -= len(old[0]) + ENTRY_OVERHEAD
         return data
 
+    def __contains__(self, key: object) -> bool:
+        return key in self._items
+
     def clear(self) -> None:
         self._items.clear()
         self.size = 0

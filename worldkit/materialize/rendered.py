@@ -90,6 +90,11 @@ class RenderedStore:
     def __init__(self, root: Path) -> None:
         self.root = root
 
+    def holds(self, parts: tuple[str, str, str, str]) -> bool:
+        """Whether an entry for `parts` is there (not read: `through` still checks it when it reads it)."""
+        name = entry_key(parts)
+        return os.path.exists(os.path.join(self.root, name[:2], name))
+
     def through(self, parts: tuple[str, str, str, str], produce: Callable[[], Rendered]) -> Rendered:
         name = entry_key(parts)
         path = os.path.join(self.root, name[:2], name)

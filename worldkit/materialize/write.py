@@ -13,6 +13,7 @@ import os
 import platform
 import shutil
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -90,6 +91,9 @@ def _write_new(path: str, data: bytes, seconds: int) -> None:
 
 
 _PARALLEL_MIN_FILES = 4000
+_PARALLEL_MIN_OFFICE = 40
+"""Office documents to render (milliseconds each, in the format libraries) that make workers pay below
+`_PARALLEL_MIN_FILES` files, for a process that ends after the projection (`materialize(office_workers=True)`)."""
 _RUNS_PER_JOB = 8
 """Contiguous runs of the plan handed to each worker, in turn."""
 # Set just before forking workers; a forked worker reads its share of the plan from here.
@@ -184,12 +188,18 @@ _FORK_PACK: tuple[pack.PackReader | None, pack.PackWriter | None] = (None, None)
 _WORKER_TREE: _Tree | None = None
 
 
-def _jobs(n_files: int) -> int:
-    """Worker processes for rendering: the output is identical whatever this returns."""
+def _jobs(n_files: int, office_renders: Callable[[], int] | None = None) -> int:
+    """Worker processes for rendering: the output is identical whatever this returns.
+
+    Forked workers pay from `_PARALLEL_MIN_FILES` files on; below that, given `office_renders` (the
+    caller's process ends after this projection: what workers render fills their in-process caches,
+    not its), from `_PARALLEL_MIN_OFFICE` office documents to render (counted only then)."""
     wanted = os.environ.get("WORLDKIT_JOBS")
     if wanted:
         return max(1, int(wanted))
-    if n_files < _PARALLEL_MIN_FILES or "fork" not in multiprocessing.get_all_start_methods():
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    if n_files < _PARALLEL_MIN_FILES and (office_renders is None or office_renders() < _PARALLEL_MIN_OFFICE):
         return 1
     return min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
@@ -243,7 +253,7 @@ def _pack_for(
         return None, None
 
 
-def write_projection(projection: Projection, tmp: Path) -> Manifest:
+def write_projection(projection: Projection, tmp: Path, *, office_workers: bool = False) -> Manifest:
     """Render every planned file into `tmp` and return the manifest (also written there).
 
     The plan is streamed: each file is rendered, written and digested in turn, and its manifest
@@ -255,7 +265,6 @@ def write_projection(projection: Projection, tmp: Path) -> Manifest:
     global _FORK_PLAN
     root = str(tmp)
     planned = projection.files()
-    jobs = _jobs(len(planned))
     bundle_sha = projection.bundle()["sha256"]
     state = projection.state
     inputs = Inputs(
@@ -272,6 +281,7 @@ def write_projection(projection: Projection, tmp: Path) -> Manifest:
     today = stamp(projection.date)
     dates = _DirectoryDates(today)
     reader, writer = _pack_for(projection, planned, inputs)
+    jobs = _jobs(len(planned), projection.office_renders if office_workers and reader is None else None)
     manifest_path = os.path.join(root, MANIFEST_NAME)
     fd = os.open(manifest_path, _CREATE, 0o644)
     try:
@@ -341,8 +351,13 @@ def materialize(
     out: str | Path,
     *,
     force: bool = False,
+    office_workers: bool = False,
 ) -> ProjectionResult:
-    """Materialize (world, rev, date, seat) into `out`; a pure function of its inputs."""
+    """Materialize (world, rev, date, seat) into `out`; a pure function of its inputs.
+
+    `office_workers`: this process ends after the projection (the CLI's `materialize`), so its office
+    documents may be rendered by forked workers even below the file count where workers pay by
+    default; a process that goes on (verify, run) keeps them in its own caches, for what follows."""
     package = world if isinstance(world, WorldPackage) else load_world(world)
     day = parse_date(date)
     state = package.revision(rev)
@@ -356,5 +371,5 @@ def materialize(
     projection = plan_projection(state, day, seat)
     out = Path(out).absolute()
     with atomic_directory(out, force=force) as tmp:
-        manifest = write_projection(projection, tmp)
+        manifest = write_projection(projection, tmp, office_workers=office_workers)
     return ProjectionResult(out=out, manifest=manifest)

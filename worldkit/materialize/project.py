@@ -20,7 +20,8 @@ from typing import Any
 from worldkit.access import Policy
 from worldkit.canon import canonical_json, pretty_json
 from worldkit.errors import UsageError
-from worldkit.materialize.memo import current_memo
+from worldkit.materialize.memo import RenderMemo, current_memo
+from worldkit.materialize.rendered import RenderedStore
 from worldkit.materialize.rendered import store as rendered_store
 from worldkit.render import Renderer
 from worldkit.render.office import format_of
@@ -161,13 +162,7 @@ class Projection:
         a path and an id per file, never its bytes or its producer."""
         snap = self.snapshot
         render = self.renderer
-        memo = current_memo()
-        disk = rendered_store() if memo is not None else None
-        if memo is not None and len(self.documents) + len(self.records) + len(self.messages) > memo.max_entries:
-            # An LRU smaller than one projection reuses nothing across seats (each pass evicts what the
-            # next would read): a projection that large streams past it, holding no bytes.
-            memo = None
-        digest = self.state.digest if memo is not None or disk is not None else ""
+        memo, disk, digest = self._render_caches()
         iso = snap.date.isoformat()
 
         def shared(
@@ -245,15 +240,21 @@ class Projection:
 
         return PlannedFiles(order, make)
 
-    def office_renders(self) -> int:
-        """How many of the projection's documents would be written in an office format (DOCX, XLSX, PDF,
-        EML) by rendering them here: those whose bytes neither the memo in force nor the cross-process
-        store holds. Each costs milliseconds (the format library), a hundred times a text file."""
+    def _render_caches(self) -> tuple[RenderMemo | None, RenderedStore | None, str]:
+        """(the memo, the cross-process store, the revision digest keying both) that `files` reads."""
         memo = current_memo()
         disk = rendered_store() if memo is not None else None
         if memo is not None and len(self.documents) + len(self.records) + len(self.messages) > memo.max_entries:
-            memo = None  # as `files` does: a projection this large streams past the memo
-        digest = self.state.digest if memo is not None or disk is not None else ""
+            # An LRU smaller than one projection reuses nothing across seats (each pass evicts what the
+            # next would read): a projection that large streams past it, holding no bytes.
+            memo = None
+        return memo, disk, self.state.digest if memo is not None or disk is not None else ""
+
+    def office_renders(self) -> int:
+        """How many of the projection's documents would be written in an office format (DOCX, XLSX, PDF,
+        EML) by rendering them here: those whose bytes neither the memo nor the cross-process store
+        that `files` reads holds. Each costs milliseconds (the format library), a hundred times a text file."""
+        memo, disk, digest = self._render_caches()
         iso = self.snapshot.date.isoformat()
         documents = self.state.documents
         count = 0

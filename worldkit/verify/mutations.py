@@ -487,10 +487,11 @@ def run_mutations(
         pristine = load_pristine(base)
         workers = default_jobs() if jobs is None else max(1, jobs)
         if incremental and workers > 1 and can_fork():
-            # The oracle's set-up reads the world alone: it runs in a child beside the baseline.
+            # The oracle's set-up reads the world alone: it runs in a child beside the baseline,
+            # whose checks are spread over processes too.
             oracle = fork_call(lambda: _oracle_setup(base, pristine))
             try:
-                traced = traced_baseline(base, fresh_dir(root, "baseline-"), pristine.package)
+                traced = traced_baseline(base, fresh_dir(root, "baseline-"), pristine.package, jobs=workers)
             except BaseException:
                 with contextlib.suppress(Exception):
                     oracle()  # reaped; the baseline's error is the one to report

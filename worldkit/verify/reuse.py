@@ -15,6 +15,7 @@ This module never writes anything; it only decides what must run again.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Iterable, Iterator
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from worldkit.check_result import CheckResult
 from worldkit.verify.checks import REGISTRY, REPEAT, check_ids, run_one
 from worldkit.verify.context import VerifyContext
 from worldkit.verify.inject import Injection
@@ -97,21 +99,76 @@ class TracedBaseline:
         return [c for c in watched if self.reads.get(c, ALL) & changed]
 
 
-def traced_baseline(copy: ScratchCopy, work: Path, package: WorldPackage) -> TracedBaseline:
-    """`Baseline.run(copy, work)` (every check but the reproducibility ones, in report order), traced."""
+def traced_baseline(copy: ScratchCopy, work: Path, package: WorldPackage, jobs: int = 1) -> TracedBaseline:
+    """`Baseline.run(copy, work)` (every check but the reproducibility ones, in report order), traced.
+
+    With `jobs` > 1 (and fork), the checks run in three processes, as verify schedules them
+    (`worldkit.verify.schedule`): those that need no shared work in a child forked at once; this
+    process meanwhile builds the shared work (rebuilds, staged tasks) untraced, then forks a second
+    child with about half of the rest by weight and runs the other half. What each check reads is
+    noted as it runs, wherever it runs; the attributes it reads are the same whether the shared work
+    was built before it or by it (each attribute stands for everything it is built from, `INPUTS`),
+    so the verdicts and the reads are those of the run in one process."""
     ctx = TracingContext(package=package, manifests=copy.manifests, work=work, overlays=copy.overlays, repeats=1)
-    results, reads, raw = [], {}, {}
-    for check_id in check_ids():
-        cls = REGISTRY[check_id]
-        if cls.tags & {REPEAT}:
-            continue
-        seen: set[str] = set()
-        _trace_into(ctx, seen)
-        results.append(run_one(cls(), ctx))
+    ids = [c for c in check_ids() if not REGISTRY[c].tags & {REPEAT}]
+    from worldkit.verify.fanout import can_fork
+
+    if jobs > 1 and can_fork() and len(ids) > 1:
+        traced = _traced_in_three(ctx, ids)
+    else:
+        traced = {c: _traced_run(ctx, c) for c in ids}
+    results = [traced[c][0] for c in ids]
+    raw = {c: traced[c][1] for c in ids}
+    return TracedBaseline(Baseline.of(copy, ctx, results), {c: inputs_of(s) for c, s in raw.items()}, raw)
+
+
+Traced = tuple[CheckResult, set[str]]
+"""A check's result and the context attributes it read."""
+
+
+def _traced_run(ctx: TracingContext, check_id: str) -> Traced:
+    seen: set[str] = set()
+    _trace_into(ctx, seen)
+    try:
+        return run_one(REGISTRY[check_id](), ctx), seen
+    finally:
         _trace_into(ctx, None)
-        reads[check_id] = inputs_of(seen)
-        raw[check_id] = seen
-    return TracedBaseline(Baseline.of(copy, ctx, results), reads, raw)
+
+
+def _traced_in_three(ctx: TracingContext, ids: list[str]) -> dict[str, Traced]:
+    from worldkit.verify.fanout import fork_call
+    from worldkit.verify.schedule import heaviest_first, independent, warm, weight
+
+    def run_all(group: list[str]) -> dict[str, Traced]:
+        return {c: _traced_run(ctx, c) for c in group}
+
+    first = [c for c in ids if independent(REGISTRY[c])]
+    rest = [c for c in ids if c not in first]
+    ctx.index_or_error  # noqa: B018 - the frozen state, read once before any fork
+    if ctx.index is not None:
+        ctx.frozen  # noqa: B018
+    early = fork_call(lambda: run_all(first)) if first else dict
+    try:
+        warm(ctx, rest)  # untraced: `_trace` is unset between checks
+        shares: tuple[list[str], list[str]] = ([], [])
+        loads = [0, 0]
+        for check_id in heaviest_first(rest):  # the heaviest first, each to the lighter share
+            lighter = 0 if loads[0] <= loads[1] else 1
+            shares[lighter].append(check_id)
+            loads[lighter] += weight(check_id) + 1
+        other = fork_call(lambda: run_all(shares[1])) if shares[1] else dict
+        try:
+            found = run_all(shares[0])
+        except BaseException:
+            with contextlib.suppress(Exception):
+                other()  # reaped; this process's error is the one to report
+            raise
+        found.update(other())
+    except BaseException:
+        with contextlib.suppress(Exception):
+            early()
+        raise
+    return {**early(), **found}
 
 
 @dataclass(frozen=True)

@@ -71,15 +71,20 @@ _WEIGHT = {
 """Relative CPU time of the heavier checks (measured on pharmaco_demo); the rest count 0."""
 
 
-def _heaviest_first(ids: list[str]) -> list[str]:
-    return sorted(ids, key=lambda c: -_WEIGHT.get(c, 0))
+def weight(check_id: str) -> int:
+    """A check's relative CPU time (`_WEIGHT`; 0 for the light ones)."""
+    return _WEIGHT.get(check_id, 0)
+
+
+def heaviest_first(ids: list[str]) -> list[str]:
+    return sorted(ids, key=lambda c: -weight(c))
 
 
 def _uses_tasks(check: type[Check]) -> bool:
     return check.cost >= 2 or check.id in _USES_TASKS
 
 
-def _independent(check: type[Check]) -> bool:
+def independent(check: type[Check]) -> bool:
     """Needs neither the shared rebuilds nor the staged tasks: may start before they exist."""
     return check.cost == 0 or check.id in _OWN_BUILDS
 
@@ -109,7 +114,7 @@ def warm_rebuilds(ctx: VerifyContext, ids: list[str], progress: Progress | None 
                   total: int = 0) -> None:
     """Rebuild, once, every frozen projection (and scan its tree) if a check of `ids` reads them."""
     checks = [REGISTRY[c] for c in ids]
-    if any(c.cost >= 1 and not _independent(c) for c in checks) and ctx.index is not None:
+    if any(c.cost >= 1 and not independent(c) for c in checks) and ctx.index is not None:
         keys = [k for k in sorted(ctx.readable) if k[0] in ctx.package.revision_names]
         for n, key in enumerate(keys, start=1):
             if progress:
@@ -209,7 +214,7 @@ def run_scheduled(
         if progress:
             progress(label, len(found), total)
 
-    early = [c for c in ids if _independent(REGISTRY[c])]
+    early = [c for c in ids if independent(REGISTRY[c])]
     here = [c for c in ids if c not in early and _in_main(REGISTRY[c])]
     rest = [c for c in ids if c not in early and c not in here]
     middle = [c for c in rest if not _uses_tasks(REGISTRY[c])]
@@ -226,7 +231,7 @@ def run_scheduled(
         gc.freeze()
         pool = ProcessPoolExecutor(max(1, min(jobs, len(checks))), mp_context=fork, initializer=initializer)
         pools.append(pool)
-        for check_id in _heaviest_first(checks):
+        for check_id in heaviest_first(checks):
             futures[pool.submit(_run_forked, check_id)] = check_id
 
     try:

@@ -63,6 +63,21 @@ def test_the_baseline_notes_the_inputs_each_check_read(tasks_world: Frozen, tmp_
     assert traced.to_run(["a-check-the-baseline-did-not-run"], frozenset({LOG})) == ["a-check-the-baseline-did-not-run"]
 
 
+def test_the_baseline_spread_over_processes_equals_the_one_in_this_process(tasks_world: Frozen, tmp_path: Path) -> None:
+    # With jobs > 1 the shared work is built before the checks that read it, in this process, and
+    # the checks run in three processes: the same verdicts, builds and staged tasks, and each check
+    # the same inputs, although the attributes read while building the shared work are not noted.
+    copy = ScratchCopy.make(tmp_path / "base", tasks_world.world, "mini", tasks_world.manifests, tasks_world.overlays)
+    package = load_pristine(copy).package
+    alone = traced_baseline(copy, tmp_path / "alone", package)
+    spread = traced_baseline(copy, tmp_path / "spread", package, jobs=2)
+    assert spread.reads == alone.reads and list(spread.reads) == list(alone.reads)
+    assert (spread.baseline.failed, spread.baseline.errored) == (alone.baseline.failed, alone.baseline.errored)
+    assert sorted(spread.baseline.builds) == sorted(alone.baseline.builds)
+    assert sorted(spread.baseline.staged) == sorted(alone.baseline.staged)
+    assert any(alone.attributes[c] - spread.attributes[c] for c in alone.attributes)  # the shared work was built first
+
+
 def test_forked_jobs_come_back_in_order() -> None:
     seen: list[tuple[int, dict]] = []
     fork_map(iter(range(7)), lambda n: {"n": n, "pid": os.getpid()}, 2, lambda i, row: seen.append((i, row)))

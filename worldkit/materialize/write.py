@@ -7,6 +7,7 @@ run never leaves a partial DIR (stale temp dirs of dead processes are swept on t
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import hashlib
 import multiprocessing
 import os
@@ -147,6 +148,14 @@ class _Tree:
             self.folder(parent)
         _write_new(self.root + "/" + path, data, stamp_seconds(mtime))
         return sha, len(data), self.stamps.setdefault(mtime, mtime)
+
+
+def _worker_start() -> None:
+    """A forked worker leaves what it inherited out of its collector's sight (`gc.freeze`: its
+    collections then walk only what it allocates itself, not the loaded world, whose pages they would
+    also copy), and dies with its parent."""
+    gc.freeze()
+    _die_with_parent()
 
 
 def _die_with_parent() -> None:
@@ -302,7 +311,7 @@ def write_projection(projection: Projection, tmp: Path, *, office_workers: bool 
             global _FORK_PACK
             _FORK_PLAN, _FORK_PACK = planned, (reader, writer)
             try:
-                with multiprocessing.get_context("fork").Pool(jobs, initializer=_die_with_parent) as pool:
+                with multiprocessing.get_context("fork").Pool(jobs, initializer=_worker_start) as pool:
                     runs = jobs * _RUNS_PER_JOB
                     cuts = [len(planned) * i // runs for i in range(runs + 1)]
                     # Results come back in plan order while later runs are still being written, so the

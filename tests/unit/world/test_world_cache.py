@@ -260,3 +260,37 @@ def test_a_process_that_loaded_a_world_freezes_what_is_alive_at_exit(tmp_path: P
                           env={**os.environ, "WORLDKIT_CACHE": str(tmp_path / "cache")}, timeout=120)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["frozen before exit: False", "frozen at exit: True"]
+
+
+@pytest.mark.parametrize("fails", [False, True])
+@pytest.mark.parametrize("enabled", [True, False])
+def test_an_entry_is_unpickled_with_the_collector_off_and_left_as_it_was(
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch, enabled: bool, fails: bool
+) -> None:
+    import gc
+
+    from worldkit.world import table
+
+    root = _world(tmp_path)
+    _fresh_load(root)
+    key = source_key(root)
+    seen: list[bool] = []
+    real = table.TableUnpickler.load
+
+    def load(self: table.TableUnpickler) -> object:
+        seen.append(gc.isenabled())
+        if fails:
+            raise ValueError("unreadable")
+        return real(self)
+
+    monkeypatch.setattr(table.TableUnpickler, "load", load)
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        found = read_entry(key, cache)
+        after = gc.isenabled()
+    finally:
+        (gc.enable if was else gc.disable)()
+    assert seen == [False]
+    assert (found is None) is fails
+    assert after is enabled

@@ -140,5 +140,10 @@ class _World(Mapping[str, Any]):
         return len(self._data)
 
 
+ITEM_FIRST = (_RecordView, _Collection, _World)
+"""The mappings a render hands templates: slotted, so an instance has no attribute but its type's
+(`obj.name` for any other name is the sandbox's item lookup, `worldkit.render.env._BoundedSandbox.getattr`)."""
+
+
 def watched_world(data: dict[str, Any], snapshot: Snapshot, log: DateLog) -> _World:
     return _World(data, snapshot, log)

@@ -24,7 +24,7 @@ from jinja2.bccache import Bucket
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from worldkit.errors import InvalidWorld
-from worldkit.render.dated import DateLog, watched_world
+from worldkit.render.dated import ITEM_FIRST, DateLog, watched_world
 from worldkit.render.office import Meta, format_of, render_office
 from worldkit.timeline import Snapshot
 from worldkit.timeline.asof import RecordView, fold_record
@@ -63,18 +63,22 @@ class _BoundedSandbox(ImmutableSandboxedEnvironment):
         return super().call_binop(context, operator, left, right)
 
     def getattr(self, obj: Any, attribute: str) -> Any:
-        """`doc.title` on a plain dict: the sandbox's own answer (`SandboxedEnvironment.getattr`), without
-        its failed attribute lookup first. A plain dict has no attributes but its type's, so for any other
-        name that lookup raises and the sandbox returns the item, or undefined when there is none."""
-        if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
+        """`doc.title` on a plain dict, `world.people` on the render's `world`: the sandbox's own answer
+        (`SandboxedEnvironment.getattr`), without its failed attribute lookup first. Such an object has
+        no attributes but its type's (`_ITEM_FIRST`), so for any other name that lookup raises and the
+        sandbox returns the item, or undefined when there is none."""
+        names = _ITEM_FIRST.get(type(obj))
+        if names is not None and attribute not in names:
             try:
                 return obj[attribute]
-            except KeyError:
+            except (TypeError, LookupError):
                 return self.undefined(obj=obj, name=attribute)
         return super().getattr(obj, attribute)
 
 
-_DICT_ATTRIBUTES = frozenset(dir(dict))
+_ITEM_FIRST: dict[type, frozenset[str]] = {cls: frozenset(dir(cls)) for cls in (dict, *ITEM_FIRST)}
+"""Types whose instances hold no attributes of their own (a plain dict; the render's slotted mappings),
+with the names their type gives them."""
 
 
 class _TemplateCache(jinja2.BytecodeCache):

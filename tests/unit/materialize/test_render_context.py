@@ -77,3 +77,34 @@ def test_attribute_lookup_is_the_sandboxs(obj: object, name: str) -> None:
         assert ours == theirs
     else:
         assert ours is theirs
+
+
+def _wrappers() -> list[object]:
+    """One of each mapping a render hands templates (`worldkit.render.dated.ITEM_FIRST`)."""
+    import datetime as dt
+
+    from worldkit.render.dated import DateLog, _Collection, _RecordView, _World
+
+    log = DateLog(dt.date(2025, 1, 1))
+    data = {"title": "T", "keys": 1, "_data": "item", "__len__": 2, "get": 3}
+    return [
+        _RecordView(dict(data), dt.date(2025, 2, 1), dt.date(2025, 1, 1), log),
+        _Collection(dict(data), lambda key, value: value, None, log),
+        _World(dict(data), None, log),  # type: ignore[arg-type] - no snapshot needed for these keys
+    ]
+
+
+@pytest.mark.parametrize("index", range(3))
+@pytest.mark.parametrize("name", ["title", "missing", "keys", "get", "_data", "__len__", "__class__", "_log", "items"])
+def test_attribute_lookup_on_the_renders_mappings_is_the_sandboxs(index: int, name: str) -> None:
+    from worldkit.render.dated import ITEM_FIRST
+
+    obj = _wrappers()[index]
+    assert type(obj) in ITEM_FIRST and not hasattr(obj, "__dict__")  # no attribute but its type's
+    test_attribute_lookup_is_the_sandboxs(obj, name)
+
+
+def test_every_mapping_a_render_hands_templates_is_covered() -> None:
+    from worldkit.render.dated import ITEM_FIRST
+
+    assert sorted(type(w).__name__ for w in _wrappers()) == sorted(c.__name__ for c in ITEM_FIRST)

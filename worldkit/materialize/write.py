@@ -297,9 +297,26 @@ def _pack_for(
         return None, None
 
 
+Record = Callable[[str, str, int, str, str, str], None]
+"""Takes note of one written file: (path, sha256, size, surface, source, mtime)."""
+
+
+def _recorder(builder: ManifestBuilder, dates: _DirectoryDates, writer: pack.PackWriter | None) -> Record:
+    """What each written file adds, in plan order: its manifest entry, its folders' dates and, when a
+    pack is being written, its line of the pack's index."""
+
+    def record(path: str, sha: str, size: int, surface: str, source: str, mtime: str) -> None:
+        builder.add(path, sha, size, surface, source, mtime)
+        dates.note(path, mtime)
+        if writer is not None:
+            writer.note(size, sha, mtime)
+
+    return record
+
+
 def _render_apart(
-    pool: Any, planned: PlannedFiles, cuts: list[int], tree: _Tree, builder: ManifestBuilder,
-    dates: _DirectoryDates, writer: pack.PackWriter | None, window: int,
+    pool: Any, planned: PlannedFiles, cuts: list[int], tree: _Tree, record: Record,
+    writer: pack.PackWriter | None, window: int,
 ) -> None:
     """Workers render and digest runs of the plan; this process writes each file as its run comes back."""
     rendered = _in_order(pool, _render_share, [(cuts[i], cuts[i + 1]) for i in range(len(cuts) - 1)], window)
@@ -309,33 +326,23 @@ def _render_apart(
         try:
             for (path, surface, source), (data, sha, mtime) in zip(planned.meta(cuts[i], cuts[i + 1]), share, strict=True):
                 tree.put(path, data, mtime)
-                mtime = stamps.setdefault(mtime, mtime)
-                builder.add(path, sha, len(data), surface, source, mtime)
-                dates.note(path, mtime)
-                if writer is not None:
-                    assert segment is not None
+                if segment is not None:
                     segment.add(data)
-                    writer.note(len(data), sha, mtime)
+                record(path, sha, len(data), surface, source, stamps.setdefault(mtime, mtime))
         finally:
             if segment is not None:
                 segment.close()
         del share
 
 
-def _write_apart(
-    pool: Any, planned: PlannedFiles, cuts: list[int], root: str, builder: ManifestBuilder,
-    dates: _DirectoryDates, writer: pack.PackWriter | None,
-) -> None:
+def _write_apart(pool: Any, planned: PlannedFiles, cuts: list[int], root: str, record: Record) -> None:
     """Workers read (or render), digest and write runs of the plan; this process adds their entries."""
     # Results come back in plan order while later runs are still being written, so the
     # entries are built (and the manifest written) alongside, not all after the last file.
     shares = pool.imap(_write_share, [(root, cuts[i], cuts[i + 1]) for i in range(len(cuts) - 1)])
     for i, share in enumerate(shares):
         for (path, surface, source), (sha, size, mtime) in zip(planned.meta(cuts[i], cuts[i + 1]), share, strict=True):
-            builder.add(path, sha, size, surface, source, mtime)
-            dates.note(path, mtime)
-            if writer is not None:
-                writer.note(size, sha, mtime)
+            record(path, sha, size, surface, source, mtime)
         del share
 
 
@@ -379,15 +386,13 @@ def write_projection(projection: Projection, tmp: Path, *, office_workers: bool 
     fd = os.open(manifest_path, _CREATE, 0o644)
     try:
         builder = ManifestBuilder(inputs, environment, bundle_sha, partial(_write_all, fd))
+        record = _recorder(builder, dates, writer)
         if jobs == 1:
             tree = _Tree(root, reader, writer.segment(0) if writer is not None else None)
             try:
                 for i, item in enumerate(planned):
                     sha, size, mtime = tree.write(item, i)
-                    builder.add(item.path, sha, size, item.surface, item.source, mtime)
-                    dates.note(item.path, mtime)
-                    if writer is not None:
-                        writer.note(size, sha, mtime)
+                    record(item.path, sha, size, item.surface, item.source, mtime)
             finally:
                 if tree.segment is not None:
                     tree.segment.close()
@@ -399,9 +404,9 @@ def write_projection(projection: Projection, tmp: Path, *, office_workers: bool 
                     runs = max(jobs * _RUNS_PER_JOB, -(-len(planned) // _MAX_RUN))
                     cuts = [len(planned) * i // runs for i in range(runs + 1)]
                     if reader is None:  # render there, write here: one process creates the files
-                        _render_apart(pool, planned, cuts, _Tree(root), builder, dates, writer, window=2 * jobs)
+                        _render_apart(pool, planned, cuts, _Tree(root), record, writer, window=2 * jobs)
                     else:  # nothing to render: each worker reads its runs from the pack and writes them
-                        _write_apart(pool, planned, cuts, root, builder, dates, writer)
+                        _write_apart(pool, planned, cuts, root, record)
                 if writer is not None:
                     writer.starts = cuts[:-1]
             finally:

@@ -21,6 +21,9 @@ class Grant:
     reason: str
 
 
+_UNDECIDED = object()
+
+
 def _node(kind: str, key: str) -> str:
     return f"{kind}:{key}"
 
@@ -92,6 +95,10 @@ class Policy:
         # Memos of person- and resource-independent parts of a decision (same answers, asked once).
         self._rules_by_system: dict[str, list[PermissionRule]] = {}
         self._reaches: dict[tuple[str, str], bool] = {}
+        # Systems none of whose rules reads an item's path, and the decisions by rules there, by every
+        # other field the rules read (an item shared with someone is decided on its own).
+        self._pathless: set[str] = set()
+        self._decided: dict[tuple[str, str, str, str, str | None, str | None], Grant | None] = {}
 
     # -- the graph ------------------------------------------------------------------------------
 
@@ -174,14 +181,33 @@ class Policy:
         if rules is None:  # the rules, in order, that can match this system at all
             rules = [r for r in self._rules if not r.resource.systems or system in r.resource.systems]
             self._rules_by_system[system] = rules
+            if not any(r.resource.path_prefixes for r in rules):
+                self._pathless.add(system)
+        if not shares and system in self._pathless:
+            # The rules read nothing else of the item: items alike in these fields get the same answer.
+            key = (person, kind, system, classification, dept, owner)
+            found = self._decided.get(key, _UNDECIDED)
+            if found is _UNDECIDED:
+                found = self._decided[key] = self._first_rule(rules, person, kind, system, classification, dept, owner, None)
+            return found
+        granted = self._first_rule(rules, person, kind, system, classification, dept, owner, path)
+        if granted is not None:
+            return granted
+        for share in shares:
+            if self.subject_matches(share, person, owner):
+                return Grant("share")
+        return None
+
+    def _first_rule(
+        self, rules: list[PermissionRule], person: str, kind: str, system: str, classification: str,
+        dept: str | None, owner: str | None, path: str | None,
+    ) -> Grant | None:
+        """The grant of the first of `rules` that matches the item and reaches the person."""
         for rule in rules:
             if self._resource_matches(rule.resource, kind, system, classification, dept, path) and self._rule_reaches(
                 rule, person, owner
             ):
                 return Grant(f"rule:{rule.id}")
-        for share in shares:
-            if self.subject_matches(share, person, owner):
-                return Grant("share")
         return None
 
     def _rule_reaches(self, rule: PermissionRule, person: str, owner: str | None) -> bool:

@@ -195,6 +195,11 @@ def assemble(
 
 
 _LINE_SEP = b",\n    "
+
+
+def run_lines(lines: list[bytes]) -> bytes:
+    """Entry lines (`entry_line`, UTF-8) joined as the manifest file joins them (`ManifestBuilder.add_run`)."""
+    return _LINE_SEP.join(lines)
 _PLACEHOLDER = "0" * 64
 """Stands for the fingerprint (64 hex digits, known only after the last entry) in the head as it is written."""
 _EVERY_FIELD = set(_ENTRY_FIELDS)
@@ -236,6 +241,18 @@ class Entries(Sequence[Entry]):
         self._surfaces.append(surface)
         self._sources.append(source)
         self._mtimes.append(mtime)
+
+    def extend(
+        self, paths: list[str], digests: bytes, sizes: list[int], surfaces: list[str], sources: list[str],
+        mtimes: list[str | None],
+    ) -> None:
+        """`append` of each entry of a run, given as columns (`digests`: 32 raw bytes each)."""
+        self._paths += paths
+        self._digests += digests
+        self._sizes.extend(sizes)
+        self._surfaces += surfaces
+        self._sources += sources
+        self._mtimes += mtimes
 
     def __len__(self) -> int:
         return len(self._paths)
@@ -311,6 +328,29 @@ class ManifestBuilder:
         if self._pending_size > _FLUSH_BYTES:
             self._flush()
         self.entries.append(path, sha256, size, surface, source, mtime)
+
+    def add_run(
+        self, lines: bytes, paths: list[str], digests: bytes, sizes: list[int], surfaces: list[str],
+        sources: list[str], mtimes: list[str | None],
+    ) -> None:
+        """The next entries at once, as `add` of each would: `lines` their `entry_line`s (UTF-8) joined
+        as the file joins them (`run_lines`), the rest their fields as columns (`digests`: 32 raw bytes each)."""
+        if not paths:
+            return
+        # An entry line holds no newline (JSON escapes it), the separator one: one line per entry.
+        if not lines.count(b"\n") + 1 == len(paths) == len(sizes) == len(surfaces) == len(sources) == len(mtimes) == len(digests) // 32:
+            raise ValueError("a run's entry lines and columns differ in length")
+        if self.entries:
+            self._digest.update(b",")
+            self._pending.append(_LINE_SEP)
+        else:
+            self._pending.append(b',\n  "files": [\n    ')
+        self._digest.update(lines.replace(_LINE_SEP, b","))  # the fingerprint joins entries with a bare comma
+        self._pending.append(lines)
+        self._pending_size += len(lines)
+        if self._pending_size > _FLUSH_BYTES:
+            self._flush()
+        self.entries.extend(paths, digests, sizes, surfaces, sources, mtimes)
 
     def _flush(self) -> None:
         self._sink(b"".join(self._pending))

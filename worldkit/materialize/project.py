@@ -109,6 +109,15 @@ class PlannedFiles:
         """SHA-256 of every planned (path, surface, source), in order: what the plan is."""
         return hashlib.sha256("\n".join(f"{p}\0{u}\0{o}" for p, u, o in self.meta(0, len(self._order))).encode()).hexdigest()
 
+    def columns(self, start: int, stop: int) -> tuple[list[str], list[str], list[str]]:
+        """The paths, surfaces and sources of a run (`meta` as three lists)."""
+        paths, surfaces, sources = [], [], []
+        for path, surface, source in self.meta(start, stop):
+            paths.append(path)
+            surfaces.append(surface)
+            sources.append(source)
+        return paths, surfaces, sources
+
     def meta(self, start: int, stop: int) -> Iterator[tuple[str, str, str]]:
         """(path, surface, source) of each file of a run, without planning it (what a manifest entry
         records besides the bytes' digest, size and date)."""

@@ -19,15 +19,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import jinja2
 
 from worldkit import __version__
 from worldkit._fs import atomic_directory
+from worldkit._heap import heap_frozen
 from worldkit.errors import UsageError
 from worldkit.materialize import pack
-from worldkit.materialize.manifest import MANIFEST_NAME, Environment, Inputs, Manifest, ManifestBuilder
+from worldkit.materialize.manifest import MANIFEST_NAME, Environment, Inputs, Manifest, ManifestBuilder, entry_line, run_lines
 from worldkit.materialize.project import PlannedFile, PlannedFiles, Projection, plan_projection, stamp, stamp_seconds
 from worldkit.render import Renderer
 from worldkit.world.load import WorldPackage, load_world
@@ -202,19 +203,42 @@ def _write_share(job: tuple[str, int, int]) -> list[Written]:
 _FORK_PACK: tuple[pack.PackReader | None, pack.PackWriter | None] = (None, None)
 
 
-Rendered = tuple[bytes, str, str]
-"""(bytes, sha256, mtime) of one rendered file, sent from a worker to the process that writes it."""
+class _RenderedRun(NamedTuple):
+    """One run of the plan rendered and digested by a forked worker, with what its manifest entries
+    need besides the plan's (path, surface, source), so the process that writes it does per file only
+    the writing: for the rest it adds the run's entries and folder dates at once."""
+
+    datas: list[bytes]
+    mtimes: list[str]
+    digests: bytes
+    """The SHA-256 of each file, raw (32 bytes a file)."""
+    lines: bytes
+    """The files' manifest entries (`entry_line`), as the manifest joins them (`run_lines`)."""
+    folders: dict[str, str]
+    """Each folder holding files of the run → the latest of their mtimes."""
 
 
-def _render_share(job: tuple[int, int]) -> list[Rendered]:
+def _render_share(job: tuple[int, int]) -> _RenderedRun:
     """A contiguous run of the plan rendered and digested (by a forked worker: the parent writes it)."""
     assert _FORK_PLAN is not None
     sha256 = hashlib.sha256
-    out = []
+    datas: list[bytes] = []
+    mtimes: list[str] = []
+    lines: list[bytes] = []
+    digests = bytearray()
+    folders: dict[str, str] = {}
     for item in _FORK_PLAN.part(*job):
         data, mtime = item.render()
-        out.append((data, sha256(data).hexdigest(), mtime))
-    return out
+        digest = sha256(data)
+        digests += digest.digest()
+        path = item.path
+        lines.append(entry_line(path, digest.hexdigest(), len(data), item.surface, item.source, mtime).encode())
+        folder = path.rpartition("/")[0]
+        if folders.get(folder, "") < mtime:
+            folders[folder] = mtime
+        datas.append(data)
+        mtimes.append(mtime)
+    return _RenderedRun(datas, mtimes, bytes(digests), run_lines(lines), folders)
 
 
 def _in_order(pool: Any, fn: Callable[[Any], Any], jobs: list[Any], window: int) -> Iterator[Any]:
@@ -256,8 +280,12 @@ class _DirectoryDates:
         self.latest: dict[str, str] = {"": today}
 
     def note(self, path: str, mtime: str) -> None:
+        """A file at `path` dated `mtime`."""
+        self.note_folder(path.rpartition("/")[0], mtime)
+
+    def note_folder(self, parent: str, mtime: str) -> None:
+        """A file dated `mtime` in the folder `parent`."""
         latest = self.latest
-        parent = path.rpartition("/")[0]
         while latest.get(parent, "") < mtime:
             # A folder is always at least as late as any folder beneath it: stop at the first that is.
             latest[parent] = mtime
@@ -315,24 +343,32 @@ def _recorder(builder: ManifestBuilder, dates: _DirectoryDates, writer: pack.Pac
 
 
 def _render_apart(
-    pool: Any, planned: PlannedFiles, cuts: list[int], tree: _Tree, record: Record,
-    writer: pack.PackWriter | None, window: int,
+    pool: Any, planned: PlannedFiles, cuts: list[int], tree: _Tree, builder: ManifestBuilder,
+    dates: _DirectoryDates, writer: pack.PackWriter | None, window: int,
 ) -> None:
-    """Workers render and digest runs of the plan; this process writes each file as its run comes back."""
+    """Workers render and digest runs of the plan; this process writes each file as its run comes back,
+    then adds the run's manifest entries and folder dates at once (`ManifestBuilder.add_run`)."""
     rendered = _in_order(pool, _render_share, [(cuts[i], cuts[i + 1]) for i in range(len(cuts) - 1)], window)
+    put = tree.put
     stamps = tree.stamps
-    for i, share in enumerate(rendered):
-        segment = writer.segment(cuts[i]) if writer is not None and cuts[i + 1] > cuts[i] else None
-        try:
-            for (path, surface, source), (data, sha, mtime) in zip(planned.meta(cuts[i], cuts[i + 1]), share, strict=True):
-                tree.put(path, data, mtime)
-                if segment is not None:
+    for i, run in enumerate(rendered):
+        paths, surfaces, sources = planned.columns(cuts[i], cuts[i + 1])
+        mtimes = [stamps.setdefault(m, m) for m in run.mtimes]  # one string per distinct date, as one process
+        for path, data, mtime in zip(paths, run.datas, mtimes, strict=True):
+            put(path, data, mtime)
+        sizes = [len(data) for data in run.datas]
+        builder.add_run(run.lines, paths, run.digests, sizes, surfaces, sources, mtimes)
+        for folder, mtime in run.folders.items():
+            dates.note_folder(folder, mtime)
+        if writer is not None and paths:
+            segment = writer.segment(cuts[i])
+            try:
+                for k, data in enumerate(run.datas):
                     segment.add(data)
-                record(path, sha, len(data), surface, source, stamps.setdefault(mtime, mtime))
-        finally:
-            if segment is not None:
+                    writer.note(sizes[k], run.digests[32 * k : 32 * k + 32].hex(), mtimes[k])
+            finally:
                 segment.close()
-        del share
+        del run
 
 
 def _write_apart(pool: Any, planned: PlannedFiles, cuts: list[int], root: str, record: Record) -> None:
@@ -404,7 +440,7 @@ def write_projection(projection: Projection, tmp: Path, *, office_workers: bool 
                     runs = max(jobs * _RUNS_PER_JOB, -(-len(planned) // _MAX_RUN))
                     cuts = [len(planned) * i // runs for i in range(runs + 1)]
                     if reader is None:  # render there, write here: one process creates the files
-                        _render_apart(pool, planned, cuts, _Tree(root), record, writer, window=2 * jobs)
+                        _render_apart(pool, planned, cuts, _Tree(root), builder, dates, writer, window=2 * jobs)
                     else:  # nothing to render: each worker reads its runs from the pack and writes them
                         _write_apart(pool, planned, cuts, root, record)
                 if writer is not None:
@@ -458,8 +494,9 @@ def materialize(
             f"{span[0].isoformat()} (its first dated document, record event or message); "
             f"use a date from {span[0].isoformat()} on"
         )
-    projection = plan_projection(state, day, seat)
     out = Path(out).absolute()
-    with atomic_directory(out, force=force) as tmp:
-        manifest = write_projection(projection, tmp, office_workers=office_workers)
+    with heap_frozen():  # the loaded world out of the collector's sight while the projection is planned and written
+        projection = plan_projection(state, day, seat)
+        with atomic_directory(out, force=force) as tmp:
+            manifest = write_projection(projection, tmp, office_workers=office_workers)
     return ProjectionResult(out=out, manifest=manifest)

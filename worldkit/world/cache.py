@@ -18,19 +18,18 @@ correctness: deleting `.worldkit/cache` only costs time.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import io
 import os
 import pickle
 import platform
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from worldkit import __version__
 from worldkit._fs import replace_file
+from worldkit._heap import collector_paused
 from worldkit.world import table
 
 if TYPE_CHECKING:
@@ -140,7 +139,7 @@ def read_entry(key: str, folder: Path | None = None, kind: str = "worlds") -> An
             handle.seek(start)
             size = int.from_bytes(handle.read(8), "big")
             try:
-                with _collector_paused():
+                with collector_paused():
                     if not table.AVAILABLE:
                         return pickle.load(handle)
                     rows = table.Table(os.dup(handle.fileno()), start + 8 + size)
@@ -149,21 +148,6 @@ def read_entry(key: str, folder: Path | None = None, kind: str = "worlds") -> An
                 return None
     except OSError:
         return None
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector off while an entry is unpickled: a world of 100,000 documents is
-    a few million new objects, each allocation burst setting off a collection that walks everything
-    unpickled so far (half the load's time), and unpickling makes no garbage for it to find."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def write_entry(key: str, value: Any, folder: Path | None = None, kind: str = "worlds", keep: int | None = None) -> Path | None:

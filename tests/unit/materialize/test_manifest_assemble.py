@@ -3,11 +3,14 @@ one `manifest_bytes` and `Manifest.compute_fingerprint` give for the same entrie
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from worldkit.canon import canonical_json
-from worldkit.materialize.manifest import Entry, Environment, Inputs, Manifest, assemble, entry_line, manifest_bytes
+from worldkit.materialize.manifest import (
+    Entry, Environment, Inputs, Manifest, ManifestBuilder, assemble, entry_line, manifest_bytes, run_lines,
+)
 
 INPUTS = Inputs(world="w", rev="r1", revision_digest="d" * 64, date="2026-03-02", seat="S1", person="P-1")
 ENVIRONMENT = Environment(worldkit="0", python="3.11", jinja2="3", templates={"a.md.j2": "e" * 64})
@@ -62,3 +65,32 @@ def test_assembled_entries_read_as_the_list_of_entries(found: list[tuple]) -> No
     assert manifest.model_dump_json() == plain.model_dump_json()
     assert manifest.model_fields_set == plain.model_fields_set
     assert manifest.expected_fingerprint() == manifest.fingerprint
+
+
+@given(rows, st.lists(st.integers(0, 8), max_size=4))
+def test_entries_added_by_runs_are_the_entries_added_one_by_one(found: list[tuple], cuts: list[int]) -> None:
+    """`ManifestBuilder.add_run` (what a forked worker's rendered run adds) writes and fingerprints as
+    `add` of each entry, runs mixed with single entries, an empty run included."""
+    one, runs = bytearray(), bytearray()
+    single = ManifestBuilder(INPUTS, ENVIRONMENT, "t" * 64, one.extend)
+    for row in found:
+        single.add(*row)
+    by_runs = ManifestBuilder(INPUTS, ENVIRONMENT, "t" * 64, runs.extend)
+    bounds = sorted({0, len(found), *(min(c, len(found)) for c in cuts)})
+    for k, (start, stop) in enumerate(zip(bounds, bounds[1:])):
+        part = found[start:stop]
+        if k % 2 and part:  # every other run entry by entry
+            by_runs.add(*part[0])
+            part = part[1:]
+        paths, shas, sizes, surfaces, sources, mtimes = (list(c) for c in zip(*part)) if part else ([],) * 6
+        lines = run_lines([entry_line(*row).encode() for row in part])
+        by_runs.add_run(lines, paths, b"".join(bytes.fromhex(s) for s in shas), sizes, surfaces, sources, mtimes)
+    assert by_runs.finish() == single.finish()
+    assert runs == one
+
+
+def test_a_run_whose_lines_and_columns_differ_is_refused() -> None:
+    builder = ManifestBuilder(INPUTS, ENVIRONMENT, "t" * 64, bytearray().extend)
+    row = ("a.md", "ab" * 32, 1, "files", "D-1", None)
+    with pytest.raises(ValueError, match="differ in length"):
+        builder.add_run(run_lines([entry_line(*row).encode()] * 2), ["a.md"], bytes(32), [1], ["files"], ["D-1"], [None])

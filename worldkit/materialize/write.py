@@ -241,6 +241,33 @@ def _render_share(job: tuple[int, int]) -> _RenderedRun:
     return _RenderedRun(datas, mtimes, bytes(digests), run_lines(lines), folders)
 
 
+_FIRST_RUN = 128
+"""Files in the first and the last run: runs double from it to the steady size and halve back to it."""
+
+
+def _cuts(n: int, jobs: int) -> list[int]:
+    """Where the plan's `n` files are cut into runs (`cuts[i]:cuts[i + 1]`, in order), each of at most
+    `_MAX_RUN` files and at least `_RUNS_PER_JOB` per worker. The runs grow from `_FIRST_RUN` at the start
+    (the writing process waits for the first run only that long) and shrink back to it at the end (no
+    long last run to write after the workers are done, nor one worker left with it alone)."""
+    runs = max(jobs * _RUNS_PER_JOB, -(-n // _MAX_RUN))
+    steady = n // runs
+    ramp: list[int] = []
+    size = _FIRST_RUN
+    while size < steady:
+        ramp.append(size)
+        size *= 2
+    middle = n - 2 * sum(ramp)
+    if not ramp or middle < steady * runs // 2:  # too few files for a ramp: even runs
+        return [n * i // runs for i in range(runs + 1)]
+    count = -(-middle // steady)
+    sizes = ramp + [middle * (i + 1) // count - middle * i // count for i in range(count)] + ramp[::-1]
+    cuts = [0]
+    for size in sizes:
+        cuts.append(cuts[-1] + size)
+    return cuts
+
+
 def _in_order(pool: Any, fn: Callable[[Any], Any], jobs: list[Any], window: int) -> Iterator[Any]:
     """`pool.imap(fn, jobs)` with at most `window` results computed ahead of the one consumed, so a
     consumer slower than the workers never holds more than `window` results."""
@@ -437,8 +464,7 @@ def write_projection(projection: Projection, tmp: Path, *, office_workers: bool 
             _FORK_PLAN, _FORK_PACK = planned, (reader, writer)
             try:
                 with multiprocessing.get_context("fork").Pool(jobs, initializer=_worker_start) as pool:
-                    runs = max(jobs * _RUNS_PER_JOB, -(-len(planned) // _MAX_RUN))
-                    cuts = [len(planned) * i // runs for i in range(runs + 1)]
+                    cuts = _cuts(len(planned), jobs)
                     if reader is None:  # render there, write here: one process creates the files
                         _render_apart(pool, planned, cuts, _Tree(root), builder, dates, writer, window=2 * jobs)
                     else:  # nothing to render: each worker reads its runs from the pack and writes them

@@ -83,3 +83,15 @@ def test_rendered_runs_wait_within_the_window(window: int) -> None:
         out.append(value)
     assert out == [i * i for i in range(20)]
     assert pool.submitted == 20
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 600, 4000, 10_000, 100_003, 1_000_000])
+@pytest.mark.parametrize("jobs", [2, 3, 4])
+def test_runs_cover_the_plan_in_order_bounded_and_ramped(n: int, jobs: int) -> None:
+    cuts = write._cuts(n, jobs)
+    sizes = [b - a for a, b in zip(cuts, cuts[1:])]
+    assert cuts[0] == 0 and cuts[-1] == n and min(sizes) >= 0
+    assert max(sizes) <= write._MAX_RUN and len(sizes) >= jobs * write._RUNS_PER_JOB
+    if n >= 10_000:  # the first and last runs are short, the writing process waits little at either end
+        assert sizes[0] == sizes[-1] == write._FIRST_RUN
+        assert sizes[1] == 2 * write._FIRST_RUN and max(sizes) > 2 * write._FIRST_RUN

@@ -151,7 +151,11 @@ class Projection:
 
     def document_path(self, doc_id: str) -> str:
         doc = self.state.documents[doc_id]
-        return f"files/{self.state.systems[doc.system].mount or doc.system}/{doc.path}"
+        return self._folder_of(doc.system) + doc.path
+
+    def _folder_of(self, system: str) -> str:
+        """The folder (with its trailing slash) a system's documents are under: `files/<mount>/`."""
+        return f"files/{self.state.systems[system].mount or system}/"
 
     def record_path(self, rec_id: str) -> str:
         rec = self.state.records[rec_id]
@@ -205,8 +209,14 @@ class Projection:
         def add(path: str, kind: int, key: Any) -> None:
             order.append((path, len(order), kind, key))  # (path, then the order added): a stable sort by path
 
+        documents = self.state.documents
+        folders: dict[str, str] = {}  # `document_path`, each system's folder made once
         for doc_id in self.documents:
-            add(self.document_path(doc_id), _DOCUMENT, doc_id)
+            doc = documents[doc_id]
+            folder = folders.get(doc.system)
+            if folder is None:
+                folder = folders[doc.system] = self._folder_of(doc.system)
+            add(folder + doc.path, _DOCUMENT, doc_id)
         for rec_id in self.records:
             add(self.record_path(rec_id), _RECORD, rec_id)
         if self.records:

@@ -158,6 +158,15 @@ class _Tree:
             self.folder(parent)
         _write_new(self.root + "/" + path, data, stamp_seconds(mtime))
 
+    def put_run(self, paths: list[str], datas: list[bytes], mtimes: list[str]) -> None:
+        """`put` of each file of a run, in order (the loop of the process that writes every file)."""
+        made, base, seconds = self.made, self.root + "/", stamp_seconds
+        for path, data, mtime in zip(paths, datas, mtimes, strict=True):
+            parent = path.rpartition("/")[0]
+            if parent not in made:
+                self.folder(parent)
+            _write_new(base + path, data, seconds(mtime))
+
 
 def _worker_start() -> None:
     """A forked worker leaves what it inherited out of its collector's sight (`gc.freeze`: its
@@ -376,13 +385,11 @@ def _render_apart(
     """Workers render and digest runs of the plan; this process writes each file as its run comes back,
     then adds the run's manifest entries and folder dates at once (`ManifestBuilder.add_run`)."""
     rendered = _in_order(pool, _render_share, [(cuts[i], cuts[i + 1]) for i in range(len(cuts) - 1)], window)
-    put = tree.put
     stamps = tree.stamps
     for i, run in enumerate(rendered):
         paths, surfaces, sources = planned.columns(cuts[i], cuts[i + 1])
         mtimes = [stamps.setdefault(m, m) for m in run.mtimes]  # one string per distinct date, as one process
-        for path, data, mtime in zip(paths, run.datas, mtimes, strict=True):
-            put(path, data, mtime)
+        tree.put_run(paths, run.datas, mtimes)
         sizes = [len(data) for data in run.datas]
         builder.add_run(run.lines, paths, run.digests, sizes, surfaces, sources, mtimes)
         for folder, mtime in run.folders.items():

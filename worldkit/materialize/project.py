@@ -15,7 +15,7 @@ import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache, partial
-from typing import Any
+from typing import Any, NamedTuple
 
 from worldkit.access import Policy
 from worldkit.canon import canonical_json, pretty_json
@@ -71,8 +71,10 @@ def message_stamp(msg: Message) -> str:
     return stamp(msg.date, _time_of(msg))
 
 
-@dataclass(frozen=True, slots=True)
-class PlannedFile:
+class PlannedFile(NamedTuple):
+    """One planned file: where it goes, what it is, and how its bytes are made (a tuple: one is made
+    for every file a worker renders)."""
+
     path: str
     surface: str
     source: str
@@ -115,12 +117,13 @@ class PlannedFiles:
 
     def columns(self, start: int, stop: int) -> tuple[list[str], list[str], list[str]]:
         """The paths, surfaces and sources of a run (`meta` as three lists)."""
-        paths, surfaces, sources = [], [], []
-        for path, surface, source in self.meta(start, stop):
-            paths.append(path)
-            surfaces.append(surface)
-            sources.append(source)
-        return paths, surfaces, sources
+        run = self._order[start:stop]
+        surface = _SURFACE.get
+        return (
+            [path for path, _, _, _ in run],
+            [surface(kind) or key.surface for _, _, kind, key in run],
+            [key.source if kind == _MADE else key for _, _, kind, key in run],
+        )
 
     def meta(self, start: int, stop: int) -> Iterator[tuple[str, str, str]]:
         """(path, surface, source) of each file of a run, without planning it (what a manifest entry
@@ -187,11 +190,12 @@ class Projection:
         ) -> PlannedFile:
             """A file rendered from the seat-independent snapshot: its bytes may come from the memo, or
             (a `slow` kind: documents, whose templates, eves and formats cost) from the cross-process store."""
-            key = (digest, iso, path, source)
-            if slow and disk is not None:
-                produce = partial(disk.through, key, produce)
-            if memo is not None:
-                produce = partial(memo.bytes_for, key, produce)
+            if memo is not None or (slow and disk is not None):
+                key = (digest, iso, path, source)
+                if slow and disk is not None:
+                    produce = partial(disk.through, key, produce)
+                if memo is not None:
+                    produce = partial(memo.bytes_for, key, produce)
             return PlannedFile(path, surface, source, produce)
 
         def document(doc: Document) -> tuple[bytes, str]:

@@ -27,6 +27,16 @@ def collector_paused() -> Iterator[None]:
         gc.enable()
 
 
+def promote_all() -> None:
+    """Move every object the collector tracks to its oldest generation without walking them (`gc.freeze`
+    then `gc.unfreeze`), when nothing is frozen: what a paused collector let pile up in the youngest
+    generation (a world just unpickled) is then not walked by the next young collections (0.08 s for
+    100,000 documents here). A process that froze objects itself keeps its frozen set: nothing moves."""
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()
+
+
 @contextmanager
 def heap_frozen() -> Iterator[None]:
     """What is alive when the block starts out of the collector's sight while it runs (`gc.freeze`),

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from worldkit import __version__
 from worldkit._fs import replace_file
-from worldkit._heap import collector_paused
+from worldkit._heap import collector_paused, promote_all
 from worldkit.world import table
 
 if TYPE_CHECKING:
@@ -140,10 +140,13 @@ def read_entry(key: str, folder: Path | None = None, kind: str = "worlds") -> An
             size = int.from_bytes(handle.read(8), "big")
             try:
                 with collector_paused():
-                    if not table.AVAILABLE:
-                        return pickle.load(handle)
-                    rows = table.Table(os.dup(handle.fileno()), start + 8 + size)
-                    return table.TableUnpickler(handle, rows).load()
+                    if table.AVAILABLE:
+                        rows = table.Table(os.dup(handle.fileno()), start + 8 + size)
+                        loaded = table.TableUnpickler(handle, rows).load()
+                    else:
+                        loaded = pickle.load(handle)
+                    promote_all()  # what was unpickled lives as long as the package: not a young object
+                    return loaded
             except Exception:  # noqa: BLE001 - any unreadable entry is ignored and rebuilt
                 return None
     except OSError:

@@ -294,3 +294,35 @@ def test_an_entry_is_unpickled_with_the_collector_off_and_left_as_it_was(
     assert seen == [False]
     assert (found is None) is fails
     assert after is enabled
+
+
+@pytest.mark.parametrize("frozen_before", [False, True])
+def test_what_an_entry_unpickles_goes_to_the_oldest_generation(
+    tmp_path: Path, cache: Path, frozen_before: bool
+) -> None:
+    """Nothing frozen: the unpickled package is in the collector's oldest generation, unwalked, and the
+    young count starts afresh. A process that froze objects itself keeps its frozen set and nothing moves."""
+    import gc
+
+    root = _world(tmp_path)
+    _fresh_load(root)
+    key = source_key(root)
+    frozen = gc.get_freeze_count()
+    gc.unfreeze()
+    if frozen_before:
+        gc.freeze()
+    own = gc.get_freeze_count()
+    try:
+        found = read_entry(key, cache)
+        assert found is not None
+        young = gc.get_count()[0]
+        assert gc.get_freeze_count() == own
+        in_oldest = any(obj is found for obj in gc.get_objects(generation=2))
+    finally:
+        gc.unfreeze()
+        if frozen:
+            gc.freeze()
+    if frozen_before:
+        assert not in_oldest
+    else:
+        assert in_oldest and young < 100

@@ -220,7 +220,7 @@ class Projection:
             folder = folders.get(doc.system)
             if folder is None:
                 folder = folders[doc.system] = self._folder_of(doc.system)
-            add(folder + doc.path, _DOCUMENT, doc_id)
+            order.append((folder + doc.path, len(order), _DOCUMENT, doc_id))  # `add`, inlined: once per document
         for rec_id in self.records:
             add(self.record_path(rec_id), _RECORD, rec_id)
         if self.records:

@@ -12,6 +12,7 @@ import copy
 import datetime as dt
 import hashlib
 import itertools
+import operator
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache, partial
@@ -85,18 +86,19 @@ class PlannedFile(NamedTuple):
         return self.render()[0]
 
 
+_PATH = operator.itemgetter(0)
 _DOCUMENT, _RECORD, _MAIL, _MADE = range(4)
 """Kinds of planned file: planned when reached from an id (documents, records, mail), or made up front."""
 _SURFACE = {_DOCUMENT: "files", _RECORD: "records", _MAIL: "mail"}
 
 
 class PlannedFiles:
-    """A projection's planned files in path order: `(path, order added, kind, id)` per file, each
+    """A projection's planned files in path order: `(path, kind, id)` per file, each
     `PlannedFile` made when iteration reaches it (`part` gives a forked worker its run)."""
 
     __slots__ = ("_order", "_make")
 
-    def __init__(self, order: list[tuple[str, int, int, Any]], make: Callable[[int, Any, str], PlannedFile]) -> None:
+    def __init__(self, order: list[tuple[str, int, Any]], make: Callable[[int, Any, str], PlannedFile]) -> None:
         self._order = order
         self._make = make
 
@@ -108,7 +110,7 @@ class PlannedFiles:
 
     def part(self, start: int, stop: int) -> Iterator[PlannedFile]:
         make = self._make
-        for path, _, kind, key in itertools.islice(self._order, start, stop):
+        for path, kind, key in itertools.islice(self._order, start, stop):
             yield make(kind, key, path)
 
     def digest(self) -> str:
@@ -120,15 +122,15 @@ class PlannedFiles:
         run = self._order[start:stop]
         surface = _SURFACE.get
         return (
-            [path for path, _, _, _ in run],
-            [surface(kind) or key.surface for _, _, kind, key in run],
-            [key.source if kind == _MADE else key for _, _, kind, key in run],
+            [path for path, _, _ in run],
+            [surface(kind) or key.surface for _, kind, key in run],
+            [key.source if kind == _MADE else key for _, kind, key in run],
         )
 
     def meta(self, start: int, stop: int) -> Iterator[tuple[str, str, str]]:
         """(path, surface, source) of each file of a run, without planning it (what a manifest entry
         records besides the bytes' digest, size and date)."""
-        for path, _, kind, key in itertools.islice(self._order, start, stop):
+        for path, kind, key in itertools.islice(self._order, start, stop):
             if kind == _MADE:
                 yield path, key.surface, key.source
             else:
@@ -208,10 +210,10 @@ class Projection:
         def mail(msg: Message) -> tuple[bytes, str]:
             return self._mail_bytes(msg), message_stamp(msg)
 
-        order: list[tuple[str, int, int, Any]] = []
+        order: list[tuple[str, int, Any]] = []
 
         def add(path: str, kind: int, key: Any) -> None:
-            order.append((path, len(order), kind, key))  # (path, then the order added): a stable sort by path
+            order.append((path, kind, key))
 
         documents = self.state.documents
         folders: dict[str, str] = {}  # `document_path`, each system's folder made once
@@ -220,7 +222,7 @@ class Projection:
             folder = folders.get(doc.system)
             if folder is None:
                 folder = folders[doc.system] = self._folder_of(doc.system)
-            order.append((folder + doc.path, len(order), _DOCUMENT, doc_id))  # `add`, inlined: once per document
+            order.append((folder + doc.path, _DOCUMENT, doc_id))  # `add`, inlined: once per document
         for rec_id in self.records:
             add(self.record_path(rec_id), _RECORD, rec_id)
         if self.records:
@@ -254,7 +256,7 @@ class Projection:
                                              lambda: (pretty_json(self.bundle()).encode(), stamp(self._surfaces_since()))))
         add("seat.json", _MADE, PlannedFile("seat.json", "seat", self.seat.id,
                                             lambda: (pretty_json(self.seat_card()).encode(), stamp(self.date))))
-        order.sort()
+        order.sort(key=_PATH)  # stable: files of one path (none, in a valid world) stay in the order added
 
         def make(kind: int, key: Any, path: str) -> PlannedFile:
             if kind == _DOCUMENT:

@@ -125,3 +125,26 @@ def test_a_projection_serves_office_files_as_their_text(tmp_path: Path) -> None:
     assert {m.path for m in view.search_files("every shift").matches} >= {"Shared/SOPs/SOP-002.docx", "Shared/Reports/report.pdf"}
     data = (out / "files/Shared/Data/results.xlsx").read_bytes()
     assert "ZV-23005,5 °C,0.50" in readable_text("files/Shared/Data/results.xlsx", data)
+
+
+def test_a_docx_reads_each_paragraph_in_its_own_style() -> None:
+    """`docx.extract` looks each style id up once a document (`names`): every block kind still reads as
+    written, a paragraph in an explicit Normal style and one whose style id the document does not
+    define read as plain text (python-docx gives the default style for both)."""
+    import docx
+
+    from worldkit.render.office.docx import extract
+
+    text = MARKDOWN + "\n### Level three\n\n> quoted **bold** line\n\nplain after\n\n1. again one\n"
+    data = render_office("a.docx", text, META)
+    document = docx.Document(io.BytesIO(data))
+    document.add_paragraph("explicit normal", style="Normal")
+    document.add_paragraph("unknown style id")._p.style = "NoSuchStyle"
+    document.add_paragraph("a late heading", style="Heading 2")
+    buffer = io.BytesIO()
+    document.save(buffer)
+    read = extract(buffer.getvalue())
+    assert read == extract(data)[:-1] + "\n\nexplicit normal\n\nunknown style id\n\n## a late heading\n"
+    for line in ("## 1 Purpose", "- first item", "1. step one\n\n2. step two", "### Level three",
+                 "> quoted **bold** line", "plain after", "1. again one"):
+        assert line in read

@@ -135,13 +135,20 @@ def extract(data: bytes) -> str:
     document = docx.Document(io.BytesIO(data))
     parts: list[str] = []
     number = 0
+    names: dict[str | None, str] = {}
+    """Style id → the name of the style `Paragraph.style` gives for it (python-docx looks it up anew for
+    every paragraph, the default style by walking every style of the document: half of an extract)."""
     for item in document.iter_inner_content():
         if isinstance(item, Table):
             rows = [[cell.text for cell in row.cells] for row in item.rows]
             parts.append("\n".join(table_lines(rows)))
             number = 0
             continue
-        style = item.style.name if item.style is not None else ""
+        style_id = item._p.style  # what `Paragraph.style` looks up
+        style = names.get(style_id)
+        if style is None:
+            found = item.style
+            style = names[style_id] = found.name if found is not None else ""
         text = _text(item)
         if style.startswith("Heading "):
             parts.append("#" * int(style.split()[1]) + " " + text)

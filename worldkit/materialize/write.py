@@ -15,7 +15,7 @@ import platform
 import shutil
 import sys
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -153,12 +153,9 @@ class _Tree:
 
     def put(self, path: str, data: bytes, mtime: str) -> None:
         """Write `data` at `path` (under the root), dated `mtime`, making its folder first if needed."""
-        parent = path.rpartition("/")[0]
-        if parent not in self.made:
-            self.folder(parent)
-        _write_new(self.root + "/" + path, data, stamp_seconds(mtime))
+        self.put_run((path,), (data,), (mtime,))
 
-    def put_run(self, paths: list[str], datas: list[bytes], mtimes: list[str]) -> None:
+    def put_run(self, paths: Sequence[str], datas: Sequence[bytes], mtimes: Sequence[str]) -> None:
         """`put` of each file of a run, in order (the loop of the process that writes every file)."""
         made, base, seconds = self.made, self.root + "/", stamp_seconds
         for path, data, mtime in zip(paths, datas, mtimes, strict=True):

@@ -9,17 +9,16 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from worldkit._model import FROZEN
+from worldkit._model import Model
 
 Status = Literal["pass", "fail", "skip", "error"]
 
 
-class Item(BaseModel):
+class Item(Model):
     """One offending thing found by a check."""
 
-    model_config = FROZEN
 
     kind: str
     """What is wrong: missing, changed, unexpected, private, future-dated, …"""
@@ -59,10 +58,9 @@ class Item(BaseModel):
         return " ".join(parts)
 
 
-class CheckResult(BaseModel):
+class CheckResult(Model):
     """The outcome of one check."""
 
-    model_config = FROZEN
 
     id: str
     """Stable check id, e.g. `projection-rebuild`."""

@@ -14,9 +14,9 @@ import json
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
-from worldkit._model import FROZEN
+from worldkit._model import Model
 from worldkit.errors import InvalidWorld
 from worldkit.locate import manifest_dir
 from worldkit.world.load import WorldPackage
@@ -25,11 +25,7 @@ INDEX_NAME = "revisions.json"
 PROJECTIONS_DIR = "projections"
 
 
-class _Frozen(BaseModel):
-    model_config = FROZEN
-
-
-class FrozenRevision(_Frozen):
+class FrozenRevision(Model):
     name: str
     """Revision name."""
     parent: str | None
@@ -38,7 +34,7 @@ class FrozenRevision(_Frozen):
     """Canonical digest of the revision's whole state."""
 
 
-class FrozenProjection(_Frozen):
+class FrozenProjection(Model):
     rev: str
     """Revision name."""
     date: str
@@ -59,7 +55,7 @@ class FrozenProjection(_Frozen):
         return f"{PROJECTIONS_DIR}/{self.rev}/{self.date}/{self.seat}.json"
 
 
-class FrozenIndex(_Frozen):
+class FrozenIndex(Model):
     """`revisions.json`: the frozen revisions and the index of frozen projections."""
 
     schema_version: Literal[1] = 1

@@ -27,9 +27,9 @@ import tempfile
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, StringConstraints, ValidationError
+from pydantic import Field, StringConstraints, ValidationError
 
-from worldkit._model import FROZEN
+from worldkit._model import Model
 from worldkit.canon import canonical_bytes, pretty_json, sha256_file
 from worldkit.errors import CheckFailed, InvalidOverlay, UsageError
 from worldkit.infoorg.check import REFERENCE_PATH, StructureScoreCheck, register
@@ -39,7 +39,6 @@ from worldkit.infoorg.sources.records import Family
 from worldkit.infoorg.validity import check_workspace
 from worldkit.overlay.context import CheckResult, GradingContext
 from worldkit.overlay.models import Criterion
-
 
 __all__ = [
     "OVERLAY_FILE",
@@ -75,11 +74,7 @@ _FAMILY_RECORDS = {
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 
 
-class _Frozen(BaseModel):
-    model_config = FROZEN
-
-
-class WorldBinding(_Frozen):
+class WorldBinding(Model):
     """The (world, rev, date, seat) a packet is laid on, and that projection's fingerprint."""
 
     world: str
@@ -94,7 +89,7 @@ class WorldBinding(_Frozen):
     """Fingerprint of the seat's projection at (rev, date), as for any overlay."""
 
 
-class PacketRef(_Frozen):
+class PacketRef(Model):
     """The packet an overlay describes, by the digests in its `packet.json`."""
 
     task_id: str
@@ -107,7 +102,7 @@ class PacketRef(_Frozen):
     """Digest of the verifier side (the reference)."""
 
 
-class Deliverable(_Frozen):
+class Deliverable(Model):
     """What the submission is: the final folder tree of the workspace, read from disk."""
 
     kind: Literal["workspace_tree"] = "workspace_tree"
@@ -116,7 +111,7 @@ class Deliverable(_Frozen):
     """The deliverable in words."""
 
 
-class PacketOverlay(_Frozen):
+class PacketOverlay(Model):
     """`<packet>/overlay.json`: one InfoOrgBench task as an overlay on the `infoorg` world."""
 
     schema_version: Literal[1] = 1

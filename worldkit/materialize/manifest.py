@@ -10,26 +10,22 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import OrderedDict
 from array import array
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal, overload
 
-from pydantic import BaseModel, SerializerFunctionWrapHandler, ValidationError, field_serializer
+from pydantic import SerializerFunctionWrapHandler, ValidationError, field_serializer
 
-from worldkit._model import FROZEN
+from worldkit._model import Model
 from worldkit.canon import canonical_json, pretty_json, sha256_file, sha256_json
 from worldkit.errors import InvalidWorld
 
 MANIFEST_NAME = "manifest.json"
 
 
-class _Frozen(BaseModel):
-    model_config = FROZEN
-
-
-class Entry(_Frozen):
+class Entry(Model):
     path: str
     """Path relative to the projection root, `/`-separated."""
     sha256: str
@@ -46,7 +42,7 @@ class Entry(_Frozen):
     None only in a manifest frozen before worldkit recorded dates (it fingerprints as it did then)."""
 
 
-class Inputs(_Frozen):
+class Inputs(Model):
     world: str
     """World id."""
     rev: str
@@ -61,7 +57,7 @@ class Inputs(_Frozen):
     """The seat's person."""
 
 
-class Environment(_Frozen):
+class Environment(Model):
     worldkit: str
     """worldkit version."""
     python: str
@@ -72,7 +68,7 @@ class Environment(_Frozen):
     """Template name → sha256."""
 
 
-class Manifest(_Frozen):
+class Manifest(Model):
     schema_version: Literal[1] = 1
     """Manifest format version."""
     inputs: Inputs
@@ -387,7 +383,7 @@ def write_manifest(root: Path, manifest: Manifest) -> None:
     (root / MANIFEST_NAME).write_bytes(manifest_bytes(manifest))
 
 
-class TreeDiff(_Frozen):
+class TreeDiff(Model):
     missing: list[str]
     """In the manifest, not on disk."""
     changed: list[tuple[str, str, str]]

@@ -20,9 +20,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel
-
-from worldkit._model import FROZEN
+from worldkit._model import Model
 from worldkit.errors import UsageError
 from worldkit.mcp.confine import settle_temp_files
 from worldkit.mcp.state import WriteFileChange, parse_change
@@ -32,10 +30,9 @@ from worldkit.store.anchor import LogAnchor
 __all__ = ["Recovery", "logged_writes", "recover_workspace"]
 
 
-class Recovery(BaseModel):
+class Recovery(Model):
     """What settling a workspace with its run's log did."""
 
-    model_config = FROZEN
 
     run_id: str
     """The run whose log decided."""

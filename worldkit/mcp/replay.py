@@ -13,9 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel
-
-from worldkit._model import FROZEN
+from worldkit._model import Model
 from worldkit.errors import StoreError
 from worldkit.materialize.manifest import read_manifest
 from worldkit.mcp.state import SeatState, parse_change, pre_task_state, scan_workspace
@@ -24,10 +22,9 @@ from worldkit.store import Store, get_run, state_changes
 __all__ = ["ReplayReport", "replay_run"]
 
 
-class ReplayReport(BaseModel):
+class ReplayReport(Model):
     """What replaying a run's state changes onto its pre-task state found."""
 
-    model_config = FROZEN
 
     run_id: str
     """The run replayed."""

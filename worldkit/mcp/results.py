@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel
-
-from worldkit._model import FROZEN
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
+
+from worldkit._model import Model
 
 __all__ = [
     "FileEntry",
@@ -51,11 +51,7 @@ def output_schema(model: type[BaseModel]) -> dict[str, Any]:
     return model.model_json_schema(schema_generator=_NullableAsTypeList)
 
 
-class _Out(BaseModel):
-    model_config = FROZEN
-
-
-class FileEntry(_Out):
+class FileEntry(Model):
     path: str
     """Path relative to the projection's `files/` (workspace files as `workspace/…`)."""
     size: int
@@ -64,7 +60,7 @@ class FileEntry(_Out):
     """SHA-256 of the bytes."""
 
 
-class FileList(_Out):
+class FileList(Model):
     entries: list[FileEntry]
     """One page of files, sorted by path."""
     next_offset: int | None
@@ -73,7 +69,7 @@ class FileList(_Out):
     """Number of files in all pages."""
 
 
-class FileText(_Out):
+class FileText(Model):
     path: str
     """The file."""
     offset: int
@@ -88,7 +84,7 @@ class FileText(_Out):
     """SHA-256 of the whole file's bytes."""
 
 
-class SearchMatch(_Out):
+class SearchMatch(Model):
     path: str
     """File containing the match."""
     line: int | None
@@ -99,7 +95,7 @@ class SearchMatch(_Out):
     """Relevance for ranked search (higher is better); null for literal."""
 
 
-class SearchResult(_Out):
+class SearchResult(Model):
     query: str
     """The query as given."""
     mode: str
@@ -110,7 +106,7 @@ class SearchResult(_Out):
     """True if there were more matches than `limit`."""
 
 
-class WriteResult(_Out):
+class WriteResult(Model):
     path: str
     """The file as list_files shows it (`workspace/…`)."""
     size: int
@@ -119,7 +115,7 @@ class WriteResult(_Out):
     """SHA-256 of the bytes written."""
 
 
-class RecordSummary(_Out):
+class RecordSummary(Model):
     id: str
     """Record id."""
     system: str
@@ -134,7 +130,7 @@ class RecordSummary(_Out):
     """Date of the last change before the projection date."""
 
 
-class RecordList(_Out):
+class RecordList(Model):
     records: list[RecordSummary]
     """One page of matching records, by id."""
     next_offset: int | None
@@ -143,7 +139,7 @@ class RecordList(_Out):
     """Number of matching records."""
 
 
-class RecordView(_Out):
+class RecordView(Model):
     id: str
     """Record id."""
     status: str | None
@@ -156,7 +152,7 @@ class RecordView(_Out):
     """Comments, status changes and attachments made in this run, in order."""
 
 
-class UpdateResult(_Out):
+class UpdateResult(Model):
     id: str
     """Record id."""
     action: str
@@ -167,7 +163,7 @@ class UpdateResult(_Out):
     """All changes made to the record in this run, in order."""
 
 
-class MessageSummary(_Out):
+class MessageSummary(Model):
     id: str
     """Message id."""
     kind: str
@@ -188,7 +184,7 @@ class MessageSummary(_Out):
     """True for mail sent in this run."""
 
 
-class MessageList(_Out):
+class MessageList(Model):
     messages: list[MessageSummary]
     """One page of messages, oldest first."""
     next_offset: int | None
@@ -208,7 +204,7 @@ class MessageView(MessageSummary):
     """Body text."""
 
 
-class SendResult(_Out):
+class SendResult(Model):
     id: str
     """Id of the sent mail."""
     to: list[str]

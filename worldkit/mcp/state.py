@@ -28,7 +28,7 @@ from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
-from worldkit._model import FROZEN
+from worldkit._model import Model
 from worldkit.canon import sha256_json
 from worldkit.errors import InvalidWorld, StoreError
 from worldkit.materialize.manifest import read_manifest
@@ -57,8 +57,7 @@ def _link(prev: str, item: Mapping[str, Any]) -> str:
     return sha256_json({"item": item, "prev": prev})
 
 
-class _Change(BaseModel):
-    model_config = FROZEN
+class _Change(Model):
 
     v: Literal[1] = 1
     """Version of the change payload."""

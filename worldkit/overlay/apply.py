@@ -27,11 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel
-
-from worldkit._model import FROZEN
-from worldkit.canon import pretty_json, sha256_bytes, sha256_json
 from worldkit._fs import atomic_directory
+from worldkit._model import Model
+from worldkit.canon import pretty_json, sha256_bytes, sha256_json
 from worldkit.errors import InvalidOverlay, UsageError, WorldkitError
 from worldkit.materialize import Manifest, ProjectionResult, materialize, read_manifest
 from worldkit.materialize.manifest import MANIFEST_NAME, TreeDiff, manifest_bytes, scan_tree
@@ -48,8 +46,7 @@ ALWAYS_KEPT = ("seat.json", "tools.json")
 """Projection files every curated packet keeps: they describe the seat, not the organization."""
 
 
-class PackageEntry(BaseModel):
-    model_config = FROZEN
+class PackageEntry(Model):
 
     path: str
     """Path relative to the package side (`candidate/` or `verifier/`)."""
@@ -59,10 +56,9 @@ class PackageEntry(BaseModel):
     """Size in bytes."""
 
 
-class CandidateManifest(BaseModel):
+class CandidateManifest(Model):
     """`candidate/manifest.json`."""
 
-    model_config = FROZEN
 
     schema_version: Literal[1] = 1
     """Format version."""
@@ -88,10 +84,9 @@ class CandidateManifest(BaseModel):
     """SHA-256 of the canonical JSON of every other field."""
 
 
-class VerifierManifest(BaseModel):
+class VerifierManifest(Model):
     """`verifier/manifest.json`."""
 
-    model_config = FROZEN
 
     schema_version: Literal[1] = 1
     """Format version."""
@@ -105,10 +100,9 @@ class VerifierManifest(BaseModel):
     """SHA-256 of the canonical JSON of every other field."""
 
 
-class PackageSummary(BaseModel):
+class PackageSummary(Model):
     """`DIR/package.json`: what was applied, and the two digests."""
 
-    model_config = FROZEN
 
     schema_version: Literal[1] = 1
     """Format version."""

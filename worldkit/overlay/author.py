@@ -16,9 +16,8 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel
 
-from worldkit._model import FROZEN
+from worldkit._model import Model
 from worldkit.canon import pretty_json
 from worldkit.errors import InvalidOverlay, OutputExists
 from worldkit.materialize import materialize, parse_date
@@ -28,7 +27,6 @@ from worldkit.overlay.load import load_overlay, overlay_digest, overlay_world, p
 from worldkit.overlay.models import Overlay
 from worldkit.overlay.problems import check_overlay
 from worldkit.world.load import load_world
-
 
 # --- new --------------------------------------------------------------------------------------
 
@@ -202,8 +200,7 @@ def pin_overlay(path: str | Path) -> PinResult:
 # --- freeze -----------------------------------------------------------------------------------
 
 
-class ConditionDigests(BaseModel):
-    model_config = FROZEN
+class ConditionDigests(Model):
 
     fingerprint: str
     """Candidate projection fingerprint under this condition."""
@@ -213,10 +210,9 @@ class ConditionDigests(BaseModel):
     """Verifier package digest."""
 
 
-class OverlayLock(BaseModel):
+class OverlayLock(Model):
     """`manifests/<world>/overlays/<id>.json`: what a re-application must reproduce."""
 
-    model_config = FROZEN
 
     schema_version: Literal[1] = 1
     """Format version."""

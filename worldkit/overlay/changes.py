@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import Field, model_validator
 
-from worldkit._model import FROZEN
+from worldkit._model import Model
 from worldkit.overlay.context import GradingContext
 from worldkit.tools.specs import TOOLS_BY_NAME
 from worldkit.world.models import Id
@@ -29,12 +29,11 @@ Pattern = str | list[str]
 """A glob (fnmatch) or a list of globs, any of which may match."""
 
 
-class ChangeSpec(BaseModel):
+class ChangeSpec(Model):
     """A state change described declaratively. A call matches when its `tool` is `kind` and, for
     every key of `match`, the tool argument of that name matches the glob(s); a list-valued
     argument (`to`) matches when any element does; other values are compared as strings."""
 
-    model_config = FROZEN
 
     kind: ChangeKind
     """The state-changing tool: `write_file`, `update_record` or `send_message`."""

@@ -19,9 +19,9 @@ import math
 import re
 from typing import Annotated, Any, ClassVar, Literal, Protocol, TypeVar, runtime_checkable
 
-from pydantic import BaseModel, BeforeValidator, Field, SerializeAsAny, field_validator, model_validator
+from pydantic import BeforeValidator, Field, SerializeAsAny, field_validator, model_validator
 
-from worldkit._model import FROZEN
+from worldkit._model import Model
 from worldkit.errors import PathRefused
 from worldkit.overlay._paths import check_relative, confined
 from worldkit.overlay.changes import ChangeSpec, ProhibitedChange, observed_changes
@@ -51,10 +51,9 @@ class Check(Protocol):
     def evaluate(self, ctx: GradingContext) -> CheckResult: ...
 
 
-class BaseCheck(BaseModel):
+class BaseCheck(Model):
     """Base of the built-in checks (frozen, unknown fields rejected)."""
 
-    model_config = FROZEN
 
     type: str
     """The check type (the registry key)."""

@@ -30,14 +30,13 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, BeforeValidator, Field, field_validator, model_validator
 
-from worldkit._model import FROZEN
+from worldkit._model import Model
 from worldkit.overlay.values import dates_in, id_pattern, numbers_equal, numbers_in
 
 Window = Literal["sentence", "line", "paragraph", "section", "document"]
 
 
-class NumberTerm(BaseModel):
-    model_config = FROZEN
+class NumberTerm(Model):
 
     number: float
     """The value."""
@@ -62,8 +61,7 @@ class NumberTerm(BaseModel):
         return self.written or f"{self.number:g}"
 
 
-class DateTerm(BaseModel):
-    model_config = FROZEN
+class DateTerm(Model):
 
     date: dt.date
     """The date, in any written form."""
@@ -75,8 +73,7 @@ class DateTerm(BaseModel):
         return self.date.isoformat()
 
 
-class RegexTerm(BaseModel):
-    model_config = FROZEN
+class RegexTerm(Model):
 
     regex: str
     """A Python regular expression, searched case-insensitively."""
@@ -97,8 +94,7 @@ class RegexTerm(BaseModel):
         return f"/{self.regex}/"
 
 
-class TextTerm(BaseModel):
-    model_config = FROZEN
+class TextTerm(Model):
 
     text: str = Field(min_length=1)
     """A word, phrase or identifier."""
@@ -120,8 +116,7 @@ class TextTerm(BaseModel):
         return repr(self.text)
 
 
-class AnyTerm(BaseModel):
-    model_config = FROZEN
+class AnyTerm(Model):
 
     any: list[Term] = Field(min_length=1)
     """Alternatives: one of them must occur."""
@@ -161,10 +156,9 @@ Term = Annotated[
 AnyTerm.model_rebuild()
 
 
-class Claim(BaseModel):
+class Claim(Model):
     """Terms that must all occur in one window of the text."""
 
-    model_config = FROZEN
 
     all: list[Term] = Field(min_length=1)
     """The terms."""

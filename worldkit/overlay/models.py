@@ -21,7 +21,6 @@ import datetime as dt
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    BaseModel,
     Field,
     PrivateAttr,
     StringConstraints,
@@ -29,7 +28,7 @@ from pydantic import (
     model_validator,
 )
 
-from worldkit._model import FROZEN
+from worldkit._model import Model
 from worldkit.overlay._paths import PATH_CONVENTIONS, check_relative
 from worldkit.overlay.changes import ChangeSpec, ProhibitedChange
 from worldkit.overlay.checks import CheckField
@@ -53,14 +52,10 @@ EvidenceSurface = Literal["files", "records", "mail", "chat"]
 """Where an evidence item lives in the projection."""
 
 
-class _Frozen(BaseModel):
-    model_config = FROZEN
-
-
 # --- evidence ---------------------------------------------------------------------------------
 
 
-class EvidenceItem(_Frozen):
+class EvidenceItem(Model):
     """One member of a sufficient evidence set: an item of the candidate view."""
 
     surface: EvidenceSurface
@@ -92,7 +87,7 @@ EvidenceSet = Annotated[list[EvidenceItem], Field(min_length=1)]
 """A sufficient evidence set: access to every member is enough to meet the criterion."""
 
 
-class SourcePointer(_Frozen):
+class SourcePointer(Model):
     """Where a truth fact or a reference answer comes from (may point outside the seat's view)."""
 
     surface: Literal["files", "records", "mail", "chat", "world", "reference"]
@@ -107,7 +102,7 @@ class SourcePointer(_Frozen):
 # --- deliverable, rubric ----------------------------------------------------------------------
 
 
-class Deliverable(_Frozen):
+class Deliverable(Model):
     """What constitutes the submission: a file in the workspace and/or a state change."""
 
     path: str | None = None
@@ -125,7 +120,7 @@ class Deliverable(_Frozen):
         return self
 
 
-class Criterion(_Frozen):
+class Criterion(Model):
     """One rubric criterion, graded after the run on the captured final state."""
 
     id: Id
@@ -151,7 +146,7 @@ class Criterion(_Frozen):
 # --- verifier-side material --------------------------------------------------------------------
 
 
-class OracleAction(_Frozen):
+class OracleAction(Model):
     """One tool call of the reference (oracle) solution."""
 
     tool: str
@@ -168,7 +163,7 @@ class OracleAction(_Frozen):
         return self
 
 
-class ReferenceSolution(_Frozen):
+class ReferenceSolution(Model):
     """Verifier side: what a correct submission looks like and how an oracle agent produces it."""
 
     answer: str | None = None
@@ -182,7 +177,7 @@ class ReferenceSolution(_Frozen):
     state-changing ones and requires every deterministic criterion to pass on the result."""
 
 
-class ReferenceFile(_Frozen):
+class ReferenceFile(Model):
     """A verifier-only file: inline `text`, `path` to a file inside the overlay's folder, or
     `document`, the id of one of the world's `verifier_only` documents."""
 
@@ -210,7 +205,7 @@ class ReferenceFile(_Frozen):
         return self
 
 
-class Fact(_Frozen):
+class Fact(Model):
     """A fact (or an unsafe claim) as the `facts` judge finds it: any one of its alternatives."""
 
     says: str = Field(min_length=1)
@@ -220,7 +215,7 @@ class Fact(_Frozen):
     claim: terms within one sentence by default, see `worldkit.overlay.claims`)."""
 
 
-class CriterionFacts(_Frozen):
+class CriterionFacts(Model):
     """What the `facts` judge requires of a semantic criterion."""
 
     required: list[Fact] = Field(default_factory=list)
@@ -235,7 +230,7 @@ class CriterionFacts(_Frozen):
         return self
 
 
-class Truth(_Frozen):
+class Truth(Model):
     """The truth specification (WorkWorlds §C.2): no points, no required prose, no hints."""
 
     sources: list[SourcePointer] = Field(default_factory=list)
@@ -251,7 +246,7 @@ class Truth(_Frozen):
     grades it by (`worldkit.overlay.facts`)."""
 
 
-class ReviewedOverlap(_Frozen):
+class ReviewedOverlap(Model):
     """A verifier item deliberately also present on the candidate side, reviewed by a person."""
 
     sha256: Sha256
@@ -263,7 +258,7 @@ class ReviewedOverlap(_Frozen):
     """Where the item shows on the candidate side (informative)."""
 
 
-class PacketItem(_Frozen):
+class PacketItem(Model):
     """A projection path in a curated packet, optionally pinned to its bytes."""
 
     path: str
@@ -272,7 +267,7 @@ class PacketItem(_Frozen):
     """If given, the file's bytes in the projection must have this digest."""
 
 
-class Curation(_Frozen):
+class Curation(Model):
     """How one curated packet came about: as its curator first submitted it, and whether the
     completeness review sent it back (the packet under `curated` is then the revised one)."""
 
@@ -286,7 +281,7 @@ class Curation(_Frozen):
     `overlay check` recomputes them from the evidence map (`curation-misstated`)."""
 
 
-class SeedFile(_Frozen):
+class SeedFile(Model):
     """A file placed in the writable workspace before the run (candidate-visible)."""
 
     path: str
@@ -301,7 +296,7 @@ class SeedFile(_Frozen):
         return value
 
 
-class TextEdit(_Frozen):
+class TextEdit(Model):
     """Replace text in a file of the counterfactual's base workspace."""
 
     path: str
@@ -314,7 +309,7 @@ class TextEdit(_Frozen):
     """Occurrences to replace (0: all)."""
 
 
-class FileForm(_Frozen):
+class FileForm(Model):
     """How a counterfactual file is written to disk (a spreadsheet export, say)."""
 
     bom: bool = False
@@ -323,7 +318,7 @@ class FileForm(_Frozen):
     """Line ends."""
 
 
-class Counterfactual(_Frozen):
+class Counterfactual(Model):
     """A counterfactual deliverable (verifier side): a final state that must grade as declared.
 
     It starts from the reference solution's final state (`base: reference`) or from nothing done
@@ -370,7 +365,7 @@ class Counterfactual(_Frozen):
 # --- the overlay ------------------------------------------------------------------------------
 
 
-class Overlay(_Frozen):
+class Overlay(Model):
     """A task overlay (WorkWorlds Table A1 plus the verifier-side material a grader needs)."""
 
     schema_version: Literal[1] = OVERLAY_SCHEMA_VERSION

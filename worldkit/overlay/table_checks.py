@@ -30,9 +30,9 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import Field, model_validator
 
-from worldkit._model import FROZEN
+from worldkit._model import Model
 from worldkit.overlay.checks import _PathCheck, _read_text, register_check
 from worldkit.overlay.claims import Claim
 from worldkit.overlay.context import CheckResult, GradingContext
@@ -46,10 +46,9 @@ ROW = "*"
 by what they say (`{claim: [SCN-WB-2025-12]}`), not by an id the request fixed."""
 
 
-class ColumnRule(BaseModel):
+class ColumnRule(Model):
     """How one column's cells compare."""
 
-    model_config = FROZEN
 
     tolerance: float = Field(0.0, ge=0)
     """Absolute tolerance for numeric values."""

@@ -10,23 +10,19 @@ from __future__ import annotations
 import fnmatch
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from worldkit._model import FROZEN
-
-
-class _Frozen(BaseModel):
-    model_config = FROZEN
+from worldkit._model import Model
 
 
-class WriteFiles(_Frozen):
+class WriteFiles(Model):
     kind: Literal["write_file"] = "write_file"
     """Write files in the workspace."""
     paths: list[str] = Field(default_factory=lambda: ["*"])
     """Glob patterns relative to `workspace/` (e.g. `*.md`, `report/*`)."""
 
 
-class UpdateRecords(_Frozen):
+class UpdateRecords(Model):
     kind: Literal["update_record"] = "update_record"
     """Change records in a company system."""
     action: Literal["comment", "status", "attach"]
@@ -37,7 +33,7 @@ class UpdateRecords(_Frozen):
     """For `status`: the statuses that may be set."""
 
 
-class SendMessages(_Frozen):
+class SendMessages(Model):
     kind: Literal["send_message"] = "send_message"
     """Send mail."""
     to: list[str] = Field(default_factory=lambda: ["*"])
@@ -47,7 +43,7 @@ class SendMessages(_Frozen):
 PermittedChange = Annotated[WriteFiles | UpdateRecords | SendMessages, Field(discriminator="kind")]
 
 
-class ToolConfig(_Frozen):
+class ToolConfig(Model):
     """`candidate/tool-config.json`: who the servers act as and what they may change."""
 
     schema_version: Literal[1] = 1

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import Field, ValidationError
 
-from worldkit._model import FROZEN
+from worldkit._model import Model
 from worldkit.canon import pretty_json
 from worldkit.materialize.manifest import read_manifest
 from worldkit.overlay import apply_overlay, overlay_digest
@@ -53,10 +53,9 @@ RUN_FILE = "run.json"
 RECORD_FILE = "execution-record.json"
 
 
-class RunFolder(BaseModel):
+class RunFolder(Model):
     """`RUN_DIR/run.json`: which task was staged, for whom, and where its event log lives."""
 
-    model_config = FROZEN
 
     schema_version: Literal[1] = 1
     """Format version."""

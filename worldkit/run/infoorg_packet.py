@@ -16,9 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel
-
-from worldkit._model import FROZEN
+from worldkit._model import Model
 from worldkit.canon import pretty_json
 from worldkit.errors import OutputExists
 from worldkit.infoorg.overlays import check_overlay, grade_workspace, inbox_inventory, stage_workspace
@@ -35,10 +33,9 @@ MESSAGE_CHARS_MAX = 100_000
 """Longest final message kept in a run result; the declaration of 60 records takes ~4,000."""
 
 
-class PacketRun(BaseModel):
+class PacketRun(Model):
     """What `run_packet` did and how the captured workspace scored (`<run>/result.json`)."""
 
-    model_config = FROZEN
 
     schema_version: Literal[1] = 1
     """Format version (the file and `worldkit infoorg run --json` carry the same object)."""

@@ -20,9 +20,9 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from worldkit._model import FROZEN
+from worldkit._model import Model
 from worldkit.canon import sha256_json
 from worldkit.errors import PathRefused, UsageError
 from worldkit.overlay.context import CheckResult, GradingContext
@@ -45,10 +45,9 @@ __all__ = [
 MAX_FILE_CHARS = 60_000
 
 
-class JudgeItem(BaseModel):
+class JudgeItem(Model):
     """Everything a judge sees about one criterion of one run — and nothing naming the run."""
 
-    model_config = FROZEN
 
     criterion_id: str
     """The rubric criterion's id (e.g. `QS5`)."""
@@ -74,10 +73,9 @@ class JudgeItem(BaseModel):
         return sha256_json(self.model_dump(mode="json"))
 
 
-class Verdict(BaseModel):
+class Verdict(Model):
     """A judge's answer on one item."""
 
-    model_config = FROZEN
 
     result: Literal["pass", "fail", "grader_error", "ungraded"]
     """`pass` / `fail`; `grader_error` when the judge could not decide (its endpoint kept failing,

@@ -11,20 +11,17 @@ import hashlib
 import json
 from pathlib import Path
 
-from pydantic import BaseModel
-
-from worldkit._model import FROZEN
 from worldkit import __version__
+from worldkit._model import Model
 from worldkit.run.ledgers import CRITERION_FILE, RUN_FILE, find_ledgers
 from worldkit.run.record import LoadedRecord
 
 __all__ = ["Provenance", "ledger_provenance", "records_provenance"]
 
 
-class Provenance(BaseModel):
+class Provenance(Model):
     """What one source of a report was computed from."""
 
-    model_config = FROZEN
 
     source: str
     """The rows' source name."""

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
-from worldkit._model import FROZEN
+from worldkit._model import Model
 from worldkit.canon import pretty_json
 from worldkit.errors import UsageError
 from worldkit.run.results import (
@@ -58,10 +58,9 @@ _PASSED = {"pass": True, "fail": False, "ungraded": None, "grader_error": None}
 _ACCESSED = {"accessed": True, "not_accessed": False, "unknown": None}
 
 
-class CriterionOutcome(BaseModel):
+class CriterionOutcome(Model):
     """The graded result and evidence-access label of one criterion in one run."""
 
-    model_config = FROZEN
 
     id: CriterionId
     """The rubric criterion's identifier."""
@@ -79,10 +78,9 @@ class CriterionOutcome(BaseModel):
     """Who decided: `check` (deterministic), the judge's id (`openai:MODEL`, `facts`, …), or empty."""
 
 
-class RunStats(BaseModel):
+class RunStats(Model):
     """Search-burden figures for the whole run, derived from its event log."""
 
-    model_config = FROZEN
 
     inspections: int | None = Field(ge=0)
     """File/record inspections; None when not recorded."""
@@ -100,10 +98,9 @@ class RunStats(BaseModel):
         return self
 
 
-class ExecutionRecord(BaseModel):
+class ExecutionRecord(Model):
     """What one run of one agent on one task produced, as written by `worldkit run`."""
 
-    model_config = FROZEN
 
     schema_version: Literal[1]
     """Version of this record format."""

@@ -23,12 +23,12 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, computed_field
+from pydantic import computed_field
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from worldkit._model import FROZEN
+from worldkit._model import Model
 from worldkit.errors import UsageError
 from worldkit.run.analysis import DEFAULT_REPLICATES, DEFAULT_SEED, Analysis, analyze
 from worldkit.run.analysis.overlay_packets import overlay_packets
@@ -62,10 +62,9 @@ def _ratio(numerator: int, denominator: int) -> float | None:
     return numerator / denominator if denominator else None
 
 
-class Mean(BaseModel):
+class Mean(Model):
     """A per-run figure summed over the runs that recorded it."""
 
-    model_config = FROZEN
 
     total: int
     """Sum of the figure over `runs`."""
@@ -81,10 +80,9 @@ class Mean(BaseModel):
         return _ratio(self.total, self.runs)
 
 
-class Summary(BaseModel):
+class Summary(Model):
     """Counts for one group of result rows (e.g. one condition, or one task under one)."""
 
-    model_config = FROZEN
 
     runs: int
     """Distinct runs."""
@@ -180,10 +178,9 @@ def summarize(rows: Iterable[ResultRow]) -> Summary:
     return Summary(runs=len(runs), **{name: counts[name] for name in fields}, **means)
 
 
-class Report(BaseModel):
+class Report(Model):
     """Every table of a report, keyed by column label (a condition, or source and condition)."""
 
-    model_config = FROZEN
 
     schema_version: Literal[2] = REPORT_SCHEMA_VERSION
     """Version of the report format."""

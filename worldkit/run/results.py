@@ -12,9 +12,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import Field, model_validator
 
-from worldkit._model import FROZEN
+from worldkit._model import Model
 from worldkit.errors import ExitCode, WorldkitError
 
 __all__ = [
@@ -72,10 +72,9 @@ class InvalidResults(WorldkitError):
         self.field = field
 
 
-class ResultRow(BaseModel):
+class ResultRow(Model):
     """One criterion of one run, with the run's search-burden figures repeated on every row."""
 
-    model_config = FROZEN
 
     schema_version: Literal[1] = RESULTS_SCHEMA_VERSION
     """Version of this row format."""

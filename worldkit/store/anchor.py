@@ -33,9 +33,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import Field, ValidationError
 
-from worldkit._model import FROZEN
+from worldkit._model import Model
 from worldkit.canon import canonical_json
 from worldkit.errors import LogTampered, UsageError
 
@@ -64,10 +64,9 @@ VERIFY_KEY_ENV_VAR = "WORLDKIT_LOG_VERIFY_KEY"
 _HEX64 = r"^[0-9a-f]{64}$"
 
 
-class AnchorSignature(BaseModel):
+class AnchorSignature(Model):
     """A signature over the anchor's other fields, with the fingerprint of the key that made it."""
 
-    model_config = FROZEN
 
     alg: Literal["hmac-sha256", "ed25519"] = "hmac-sha256"
     """`hmac-sha256` (a shared secret) or `ed25519` (a private key; checked with its public key)."""
@@ -78,10 +77,9 @@ class AnchorSignature(BaseModel):
     (64 hex digits) or the Ed25519 signature (128)."""
 
 
-class LogAnchor(BaseModel):
+class LogAnchor(Model):
     """Where a run's log ended when the anchor was written."""
 
-    model_config = FROZEN
 
     format: Literal["worldkit.log-anchor"] = "worldkit.log-anchor"
     """Identifies the file."""

@@ -9,24 +9,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from worldkit._model import FROZEN
+from worldkit._model import Model
 from worldkit.canon import sha256_json
 
 
-class _Args(BaseModel):
-    model_config = FROZEN
-
-
-class ListFilesArgs(_Args):
+class ListFilesArgs(Model):
     offset: int = Field(0, ge=0)
     """First entry to return."""
     limit: int = Field(100, ge=1, le=500)
     """Entries per page."""
 
 
-class ReadFileArgs(_Args):
+class ReadFileArgs(Model):
     path: str
     """Path relative to the projection's `files/`."""
     offset: int = Field(0, ge=0)
@@ -35,7 +31,7 @@ class ReadFileArgs(_Args):
     """Characters to return."""
 
 
-class SearchFilesArgs(_Args):
+class SearchFilesArgs(Model):
     query: str = Field(min_length=1, max_length=500)
     """Text to look for."""
     mode: Literal["literal", "ranked"] = "literal"
@@ -44,14 +40,14 @@ class SearchFilesArgs(_Args):
     """Maximum matches."""
 
 
-class WriteFileArgs(_Args):
+class WriteFileArgs(Model):
     path: str
     """Path inside the writable workspace."""
     content: str
     """Full new content."""
 
 
-class QueryRecordsArgs(_Args):
+class QueryRecordsArgs(Model):
     system: str | None = None
     """Records system (qms, lims, …)."""
     type: str | None = None
@@ -70,12 +66,12 @@ class QueryRecordsArgs(_Args):
     """Matches per page."""
 
 
-class GetRecordArgs(_Args):
+class GetRecordArgs(Model):
     id: str
     """Record id."""
 
 
-class UpdateRecordArgs(_Args):
+class UpdateRecordArgs(Model):
     id: str
     """Record id."""
     action: Literal["comment", "status", "attach"]
@@ -84,7 +80,7 @@ class UpdateRecordArgs(_Args):
     """Comment text, new status, or the workspace path to attach."""
 
 
-class ListMessagesArgs(_Args):
+class ListMessagesArgs(Model):
     kind: Literal["mail", "chat"] | None = None
     """Only mail or only chat."""
     text: str | None = None
@@ -95,12 +91,12 @@ class ListMessagesArgs(_Args):
     """Messages per page."""
 
 
-class ReadMessageArgs(_Args):
+class ReadMessageArgs(Model):
     id: str
     """Message id."""
 
 
-class SendMessageArgs(_Args):
+class SendMessageArgs(Model):
     to: list[str] = Field(min_length=1)
     """Recipients (person ids or mailing lists)."""
     subject: str
@@ -116,7 +112,7 @@ class ToolSpec:
     name: str
     surface: str
     description: str
-    args: type[_Args]
+    args: type[Model]
     read_only: bool
 
     def as_json(self) -> dict[str, Any]:

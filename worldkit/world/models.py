@@ -11,8 +11,6 @@ from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
     StringConstraints,
@@ -20,14 +18,10 @@ from pydantic import (
     model_validator,
 )
 
-from worldkit._model import FROZEN
+from worldkit._model import Model
 
 Id = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$", max_length=120)]
 """An entity id: letters, digits and `_ . : -`, starting with a letter or digit."""
-
-
-class Model(BaseModel):
-    model_config = ConfigDict(**FROZEN, defer_build=True)
 
 
 class Classification(StrEnum):

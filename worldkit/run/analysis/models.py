@@ -6,9 +6,7 @@ Differences are curated minus full. A figure the data cannot support is None bes
 
 from __future__ import annotations
 
-from pydantic import BaseModel
-
-from worldkit._model import FROZEN
+from worldkit._model import Model
 
 __all__ = [
     "AgentContrast",
@@ -24,10 +22,9 @@ __all__ = [
 ]
 
 
-class BootstrapInterval(BaseModel):
+class BootstrapInterval(Model):
     """A 95% percentile task-cluster bootstrap interval."""
 
-    model_config = FROZEN
 
     lower: float
     """2.5th percentile of the replicate differences."""
@@ -47,10 +44,9 @@ class BootstrapInterval(BaseModel):
     """`gee` (each replicate refits the GEE) or `raw` (summed task counts)."""
 
 
-class Contrast(BaseModel):
+class Contrast(Model):
     """An outcome under each condition and their difference."""
 
-    model_config = FROZEN
 
     full: float
     """Full projection."""
@@ -64,10 +60,9 @@ class Contrast(BaseModel):
     """Why there is no interval, when one was asked for."""
 
 
-class GeeEstimate(BaseModel):
+class GeeEstimate(Model):
     """A GEE-standardized outcome, or the reason it cannot be estimated."""
 
-    model_config = FROZEN
 
     executions: int
     """Executions the model was fitted on (graded ones for pass, observable for access)."""
@@ -81,10 +76,9 @@ class GeeEstimate(BaseModel):
     """Why there is no estimate."""
 
 
-class TaskDelta(BaseModel):
+class TaskDelta(Model):
     """One task's pass difference (raw)."""
 
-    model_config = FROZEN
 
     task: str
     """Task id."""
@@ -92,10 +86,9 @@ class TaskDelta(BaseModel):
     """curated - full pass rate for this task."""
 
 
-class TaskContrast(BaseModel):
+class TaskContrast(Model):
     """Raw per-task rates (Table E2)."""
 
-    model_config = FROZEN
 
     task: str
     """Task id."""
@@ -109,10 +102,9 @@ class TaskContrast(BaseModel):
     """True when curation reduced every search-burden mean of the task."""
 
 
-class LeaveOneOut(BaseModel):
+class LeaveOneOut(Model):
     """The pooled raw difference with each task held out."""
 
-    model_config = FROZEN
 
     passed: dict[str, float]
     """Held-out task → pooled pass difference without it."""
@@ -124,10 +116,9 @@ class LeaveOneOut(BaseModel):
     """Smallest and largest access difference."""
 
 
-class UnknownRecoding(BaseModel):
+class UnknownRecoding(Model):
     """Access over all executions with the unknown labels recoded."""
 
-    model_config = FROZEN
 
     all_accessed: Contrast
     """Every unknown counted as accessed."""
@@ -139,10 +130,9 @@ class UnknownRecoding(BaseModel):
     """Unknowns for curation: not accessed under full, accessed under curation."""
 
 
-class PacketContrast(BaseModel):
+class PacketContrast(Model):
     """One curated packet (curator) against the full projection, raw pass rates."""
 
-    model_config = FROZEN
 
     packet: str
     """Packet name."""
@@ -160,10 +150,9 @@ class PacketContrast(BaseModel):
     """Tasks where it is below."""
 
 
-class AgentContrast(BaseModel):
+class AgentContrast(Model):
     """One agent's raw rates (Table E3)."""
 
-    model_config = FROZEN
 
     agent: str
     """Agent id."""
@@ -175,10 +164,9 @@ class AgentContrast(BaseModel):
     """Access rate (observable labels) by condition."""
 
 
-class Analysis(BaseModel):
+class Analysis(Model):
     """The paper's estimates for one source of runs, or the reason they cannot be computed."""
 
-    model_config = FROZEN
 
     source: str
     """The rows' source (a ledger directory's name, or `runs`)."""

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from worldkit._model import FROZEN
+from worldkit._model import Model
 from worldkit.run.results import InvalidResults
 
 __all__ = ["MATCHED_FILE", "PacketSummary", "PacketRow", "read_matched_packets", "summarize_packets"]
@@ -25,10 +25,9 @@ __all__ = ["MATCHED_FILE", "PacketSummary", "PacketRow", "read_matched_packets",
 MATCHED_FILE = "matched_results.json"
 
 
-class PacketRow(BaseModel):
+class PacketRow(Model):
     """One curated packet of one task."""
 
-    model_config = FROZEN
 
     task: str
     """Task id."""
@@ -52,10 +51,9 @@ class PacketRow(BaseModel):
     """Files the seat's full projection holds (the retained share's denominator)."""
 
 
-class PacketSummary(BaseModel):
+class PacketSummary(Model):
     """Table 1: packet sizes, curator agreement, completeness and retained share."""
 
-    model_config = FROZEN
 
     packets: int
     """Curated packets."""

@@ -86,10 +86,13 @@ def serve_command(
                 err=True,
             )
             signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
-            if transport is Transport.stdio:
-                run_stdio(server)
+            stopped_by = None
+            if transport is Transport.stdio:  # a first SIGINT or SIGTERM ends the input (`run_stdio`)
+                stopped_by = run_stdio(server)
             else:
                 server.run("streamable-http", host=host, port=port)
+    if stopped_by is not None:  # the log is sealed: exit as the signal asked
+        raise SystemExit(128 + stopped_by)
 
 
 @infoorg_app.command("run")

@@ -108,6 +108,7 @@ def serve_command(
             world=world, rev=rev, date=date, seat=seat, projection=projection, overlay=overlay,
             condition=condition, out=out, trust_staged=trust_staged,
         )
+    stopped_by: int | None = None
     try:
         with Store.open(store) as opened:
             run = run_id or new_run_id(staged.config.seat)
@@ -134,15 +135,19 @@ def serve_command(
                 if mode == "stdio":
                     # SIGINT ends it the same way. Left to asyncio, a first SIGINT only cancels the main task,
                     # and a server caught mid-call by that cancel could go on reading stdin (seen once in
-                    # tests/func/test_serve_signals.py under load: no exit within 60 s).
+                    # tests/func/test_serve_signals.py under load: no exit within 60 s). While serving, a
+                    # first SIGINT or SIGTERM is the end of input instead (`run_stdio`): the calls read are
+                    # answered, the server ends as at EOF, and the exit status is the signal's.
                     signal.signal(signal.SIGINT, lambda *_: sys.exit(128 + signal.SIGINT))
                     with signal_exits():
-                        run_stdio(server)
+                        stopped_by = run_stdio(server)
                 else:
                     with signal_exits():
                         server.run("streamable-http", host=host, port=port)
     finally:
         staged.close()
+    if stopped_by is not None:
+        raise SystemExit(128 + stopped_by)
 
 
 @contextmanager

@@ -13,7 +13,10 @@ and memory streams. Here the pipes are event-loop transports, and the two stream
   before that task's bookkeeping, and concurrent answers never interleave.
 
 The protocol is the SDK's own (`Server.run`: handshake, eras, errors, cancellation); only the
-transport underneath changes. As in the SDK, fd 0 is pointed at the null device and fd 1 at
+transport underneath changes. A stop signal (SIGINT, SIGTERM) is taken as the end of input: the
+lines already read are answered and the server ends as at EOF, in the event loop's own order, so
+the caller seals its log after the last answer; a second signal ends the process at once. As in
+the SDK, fd 0 is pointed at the null device and fd 1 at
 stderr while serving, so stray output cannot corrupt the wire. When stdin or stdout is not a
 pipe, socket or terminal (e.g. a regular file), the SDK's own transport serves.
 """
@@ -25,7 +28,9 @@ import collections
 import gc
 import os
 import selectors
+import signal
 import stat
+from collections.abc import Sequence
 from types import TracebackType
 from typing import Any
 
@@ -34,7 +39,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.shared.message import SessionMessage
 from mcp.types import jsonrpc_message_adapter
 
-__all__ = ["PipeReadStream", "PipeWriteStream", "run_stdio", "serve_pipes"]
+__all__ = ["STOP_SIGNALS", "PipeReadStream", "PipeWriteStream", "run_stdio", "serve_pipes"]
 
 LINE_LIMIT = 1 << 26
 """Longest line accepted (64 MiB: far beyond any tool call); a longer one becomes an error item."""
@@ -93,6 +98,21 @@ class _LineProtocol(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._finish()
 
+    def end(self) -> None:
+        """No more input (a stop signal): the lines read are still handed out; a line not complete yet
+        is dropped, and nothing more is read."""
+        self.buffer.clear()
+        if self.transport is not None and not self.paused:
+            self.transport.pause_reading()
+            self.paused = True
+        self._finish()
+
+    def taken(self) -> None:
+        """A line was consumed: resume reading once the backlog is small again."""
+        if self.paused and not self.eof and len(self.lines) < _PENDING_LINES // 2 and self.transport is not None:
+            self.paused = False
+            self.transport.resume_reading()
+
     def _finish(self) -> None:
         if not self.eof:
             self.eof = True
@@ -105,12 +125,6 @@ class _LineProtocol(asyncio.Protocol):
         waiter = self.waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
-
-    def taken(self) -> None:
-        """A line was consumed: resume reading once the backlog is small again."""
-        if self.paused and len(self.lines) < _PENDING_LINES // 2 and self.transport is not None:
-            self.paused = False
-            self.transport.resume_reading()
 
 
 class PipeReadStream:
@@ -224,19 +238,41 @@ class PipeWriteStream:
         await self.aclose()
 
 
-async def serve_pipes(server: MCPServer, fd_in: int, fd_out: int, *, line_limit: int = LINE_LIMIT) -> None:
-    """Serve `server` on the pipes `fd_in` (requests) and `fd_out` (answers) until EOF on `fd_in`.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+"""The signals `run_stdio` takes as the end of input."""
+
+
+async def serve_pipes(
+    server: MCPServer, fd_in: int, fd_out: int, *, line_limit: int = LINE_LIMIT, stop_on: Sequence[int] = ()
+) -> int | None:
+    """Serve `server` on the pipes `fd_in` (requests) and `fd_out` (answers) until EOF on `fd_in`, or
+    until one of the signals `stop_on` (this must be the main thread) arrives: then the lines already
+    read are answered, the server ends as at EOF, and the signal's number is returned; a second one
+    raises `SystemExit(128 + N)` at once. The signals' handlers are put back as they were.
 
     Both descriptors are taken over (closed on return); their open files are left in the blocking
     mode they had.
     """
     loop = asyncio.get_running_loop()
+    stopped: list[int] = []
+    previous: dict[int, Any] = {}
     # The loop makes both descriptions non-blocking and closes the descriptors itself (at EOF, say):
     # duplicates, kept to the end, are where their blocking mode is put back.
     kept = [(os.dup(fd), os.get_blocking(fd)) for fd in (fd_in, fd_out)]
     transports: list[asyncio.BaseTransport] = []
     try:
         protocol = _LineProtocol(line_limit)
+
+        def stop(signum: int) -> None:
+            if stopped:
+                raise SystemExit(128 + signum)
+            stopped.append(signum)
+            protocol.end()
+
+        for signum in stop_on:
+            handler = signal.getsignal(signum)
+            loop.add_signal_handler(signum, stop, signum)
+            previous[signum] = handler
         read_transport, _ = await loop.connect_read_pipe(lambda: protocol, os.fdopen(fd_in, "rb", buffering=0))
         transports.append(read_transport)
         write_transport, write_protocol = await loop.connect_write_pipe(
@@ -249,6 +285,9 @@ async def serve_pipes(server: MCPServer, fd_in: int, fd_out: int, *, line_limit:
         await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
         await write_stream.flush()
     finally:
+        for signum, handler in previous.items():
+            loop.remove_signal_handler(signum)
+            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
         for transport in transports:
             transport.close()
         for fd, was_blocking in kept:
@@ -256,6 +295,7 @@ async def serve_pipes(server: MCPServer, fd_in: int, fd_out: int, *, line_limit:
                 os.set_blocking(fd, was_blocking)  # a shared terminal or pipe is left as it was found
             finally:
                 os.close(fd)
+    return stopped[0] if stopped else None
 
 
 def _pipe_like(fd: int) -> bool:
@@ -274,7 +314,7 @@ def _pipe_like(fd: int) -> bool:
     return True
 
 
-async def _serve_stdio(server: MCPServer) -> None:
+async def _serve_stdio(server: MCPServer) -> int | None:
     wire_in, wire_out = os.dup(0), os.dup(1)
     null = os.open(os.devnull, os.O_RDONLY)
     saved_in, saved_out = os.dup(0), os.dup(1)
@@ -282,7 +322,7 @@ async def _serve_stdio(server: MCPServer) -> None:
     os.close(null)
     os.dup2(2, 1)
     try:
-        await serve_pipes(server, wire_in, wire_out)
+        return await serve_pipes(server, wire_in, wire_out, stop_on=STOP_SIGNALS)
     finally:
         os.dup2(saved_in, 0)
         os.dup2(saved_out, 1)
@@ -290,15 +330,18 @@ async def _serve_stdio(server: MCPServer) -> None:
         os.close(saved_out)
 
 
-def run_stdio(server: MCPServer) -> None:
-    """Serve `server` on this process's stdin/stdout until the client closes stdin."""
+def run_stdio(server: MCPServer) -> int | None:
+    """Serve `server` on this process's stdin/stdout until the client closes stdin, or until a stop
+    signal (`STOP_SIGNALS`) ends the input: then the signal's number is returned, once every line
+    read before it is answered (a second signal raises `SystemExit(128 + N)`). Where stdin or stdout
+    is not pipe-like, the SDK's transport serves and the signals keep their handlers."""
     # Everything loaded so far (projection, index, libraries) lives for the whole session: keep it
     # out of the collector's scans, which otherwise add latency spikes to calls.
     gc.collect()
     gc.freeze()
     if not (_pipe_like(0) and _pipe_like(1)):
         server.run("stdio")
-        return
+        return None
     # anyio.run, not asyncio.run: it records that the loop is asyncio, so each of the SDK's
     # anyio calls (several per message) skips sniffing for the running library.
-    anyio.run(_serve_stdio, server)
+    return anyio.run(_serve_stdio, server)

@@ -244,3 +244,42 @@ async def test_the_descriptors_are_left_in_their_blocking_mode() -> None:
     finally:
         for fd in (kept_in, kept_out, from_server_r):
             os.close(fd)
+
+
+async def test_a_stop_signal_ends_the_input_after_what_was_read_is_answered(tmp_path: Path) -> None:
+    """SIGINT while serving: the calls read before it are answered, a line not complete yet is dropped,
+    the server ends as at EOF (closing its end) and says which signal
+    ended it; the process's own SIGINT handler is back afterwards."""
+    import signal
+
+    run = Run(project(tmp_path, "S1"), run_id="stop")
+    to_server_r, to_server_w = os.pipe()
+    from_server_r, from_server_w = os.pipe()
+    def own_handler(signum: int, frame: object) -> None:  # the process's own, put back afterwards
+        raise AssertionError("the process's handler ran while serving")
+
+    before = signal.signal(signal.SIGINT, own_handler)
+    ended: list[int | None] = []
+
+    async def serve() -> None:
+        ended.append(await serve_pipes(run.server, to_server_r, from_server_w, stop_on=(signal.SIGINT,)))
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(serve)
+            client = await _Client.connect(to_server_w, from_server_r)
+            await client.send(INITIALIZE + INITIALIZED)
+            assert json.loads(await client.line())["id"] == 1
+            await client.send(_request(2, "ping") + _request(3, "ping")[:10])  # a whole line, half of another
+            assert json.loads(await client.line())["id"] == 2
+            os.kill(os.getpid(), signal.SIGINT)
+            rest = await client.rest()  # the server closed its end without being sent EOF
+            with pytest.raises(ConnectionError):  # no reader is left on the server's side
+                await client.send(_request(4, "ping"))
+            client.writer.close()
+        assert rest == b""
+        assert ended == [signal.SIGINT]
+        assert signal.getsignal(signal.SIGINT) is own_handler
+    finally:
+        signal.signal(signal.SIGINT, before)
+        run.close()

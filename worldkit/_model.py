@@ -4,9 +4,9 @@ A worldkit model is frozen, forbids unknown fields and takes each field's descri
 docstring written under it. Descriptions are not decoration: they are in the MCP tools' input
 schemas, whose digest is part of every projection's fingerprint.
 
-The descriptions are read as pydantic's `use_attribute_docstrings` reads them (the string
+The descriptions are read by the visitor pydantic's `use_attribute_docstrings` runs (the string
 statement right after a field's annotation, `inspect.cleandoc`-ed; an explicit description wins),
-but from one parse of each module rather than from the source of each class found anew by walking
+on one parse of each module rather than from the source of each class found anew by walking
 the import's frames and tokenizing (about 2 ms a class, a fifth of a CLI command's start-up); and
 a model's validator and schema are built on first use (`defer_build`), which a command that only
 imports the model never pays for.
@@ -15,11 +15,13 @@ imports the model never pays for.
 from __future__ import annotations
 
 import ast
-import inspect
 import sys
 from functools import cache
 
 from pydantic import BaseModel, ConfigDict
+# pydantic's own reading of a class body (private: pydantic is pinned in constraints.txt, and
+# tests/unit/test_model_docs.py compares every model's descriptions with pydantic's reading).
+from pydantic._internal._docs_extraction import DocstringVisitor
 
 FROZEN = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 """A worldkit model's configuration: immutable, no unknown fields, built on first use."""
@@ -55,6 +57,14 @@ def attribute_docstrings(cls: type) -> dict[str, str]:
     return classes.get(local + path, {})
 
 
+def _documented(node: ast.ClassDef) -> dict[str, str]:
+    """{attribute: docstring} of one class body, read by pydantic's own visitor (what
+    `use_attribute_docstrings` runs on the source it finds for a class)."""
+    visitor = DocstringVisitor()
+    visitor.generic_visit(node)
+    return visitor.attrs
+
+
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 """The fields of a statement (or an except handler, a match case) that hold statements."""
 
@@ -80,7 +90,7 @@ def _class_docstrings(source_file: str) -> dict[str, dict[str, str]]:
                 name = prefix + node.name
                 if name in found:
                     twice.add(name)
-                found[name] = _DocstringVisitor.of(node)
+                found[name] = _documented(node)
                 walk(node.body, name + ".")
             elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 walk(node.body, "<locals>.")
@@ -92,42 +102,3 @@ def _class_docstrings(source_file: str) -> dict[str, dict[str, str]]:
     for name in twice:
         del found[name]
     return found
-
-
-class _DocstringVisitor(ast.NodeVisitor):
-    """pydantic's reading of attribute docstrings in a class body: a string statement right after an
-    annotated name documents it; nested classes and functions are not looked into."""
-
-    def __init__(self) -> None:
-        self.target: str | None = None
-        self.attrs: dict[str, str] = {}
-        self.previous: type[ast.AST] | None = None
-
-    @classmethod
-    def of(cls, node: ast.ClassDef) -> dict[str, str]:
-        visitor = cls()
-        visitor.generic_visit(node)
-        return visitor.attrs
-
-    def visit(self, node: ast.AST) -> None:
-        super().visit(node)
-        self.previous = type(node)
-
-    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:  # noqa: N802 - ast.NodeVisitor's naming
-        if isinstance(node.target, ast.Name):
-            self.target = node.target.id
-
-    def visit_Expr(self, node: ast.Expr) -> None:  # noqa: N802
-        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str) and self.previous is ast.AnnAssign:
-            if self.target:
-                self.attrs[self.target] = inspect.cleandoc(node.value.value)
-            self.target = None
-
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:  # noqa: N802
-        pass
-
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:  # noqa: N802
-        pass
-
-    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:  # noqa: N802
-        pass

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -27,6 +29,48 @@ def test_materialize_json_and_text(world: Path, tmp_path: Path, capsys: pytest.C
     assert {"fingerprint", "files", "revision_digest", "tool_bundle_sha256"} <= info.keys()
     assert run([*base, "--out", str(tmp_path / "b")]) == 0
     assert f"fingerprint:     {info['fingerprint']}" in capsys.readouterr().out
+
+
+def test_in_process_the_command_leaves_the_callers_heap_as_it_was(
+    world: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Called through `run()` (a test, a notebook), materialize freezes nothing of the caller's heap and
+    forks no office renderers: the process goes on after it. The program (`main`) does both."""
+    import gc
+
+    import worldkit.materialize
+    from worldkit._heap import thaw_all
+
+    frozen = gc.get_freeze_count()
+    thaw_all()
+    forked = []
+    real = worldkit.materialize.materialize
+    monkeypatch.setattr(worldkit.materialize, "materialize", lambda *a, **k: (forked.append(k["office_workers"]), real(*a, **k))[1])
+    try:
+        argv = ["materialize", "--world", str(world), "--rev", "r1", "--date", "2025-07-01", "--seat", "S1"]
+        assert run([*argv, "--out", str(tmp_path / "a")]) == 0
+        assert gc.get_freeze_count() == 0
+    finally:
+        if frozen:
+            gc.freeze()
+    assert forked == [False]
+    done = subprocess.run([sys.executable, "-c", _PROGRAM, *argv, "--out", str(tmp_path / "b")],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "office renderers: True"
+
+
+_PROGRAM = """
+import atexit, sys
+import worldkit.materialize
+seen = []
+real = worldkit.materialize.materialize
+worldkit.materialize.materialize = lambda *a, **k: (seen.append(k["office_workers"]), real(*a, **k))[1]
+atexit.register(lambda: print(f"office renderers: {seen == [True]}"))
+sys.argv[0] = "worldkit"
+from worldkit._cli.main import main
+main()
+"""
 
 
 def test_refuses_non_empty_dir_without_force(world: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -22,6 +22,7 @@ import sys
 from typing import Any
 
 from worldkit import __version__
+from worldkit._cli.process import claim_process
 from worldkit.errors import ExitCode, WorldkitError
 
 _COMMAND_MODULES = [
@@ -204,8 +205,10 @@ def _imports_done(args: list[str]) -> None:
             if tuple(args[: len(prefix)]) == prefix:
                 for module in modules:
                     importlib.import_module(module)
+    from worldkit._heap import freeze_process
+
     _state["gc_paused"] = False
-    gc.freeze()
+    freeze_process()
     gc.enable()
 
 
@@ -280,6 +283,7 @@ def run(argv: list[str] | None = None) -> int:
 
 def main() -> None:
     """The `worldkit` program: `run` with the collector paused through start-up (see the module's doc)."""
+    claim_process()
     if gc.isenabled():
         gc.disable()
         _state["gc_paused"] = True

@@ -19,18 +19,21 @@ def materialize_command(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Materialize what a seat sees on a date into a digested projection."""
-    import gc
-
+    from worldkit._cli.process import owns_process
+    from worldkit._heap import freeze_process
     from worldkit.materialize import materialize
     from worldkit.world import load_world
 
     package = load_world(world)
     package.revision(rev)  # resolved (and kept by the package) before the freeze below
-    # The command ends with the projection: the world stays loaded until the process exits, so it goes
-    # out of the collector's sight now (as `main` freezes its start-up; the library's `heap_frozen`
-    # leaves a process that freezes alone), and no later step reads what workers render into their caches.
-    gc.freeze()
-    result = materialize(package, rev, date, seat, out, force=force, office_workers=True)
+    ends = owns_process()
+    if ends:
+        # The program ends with the projection: the world stays loaded until the process exits, so it
+        # goes out of the collector's sight now (as `main` froze its start-up), and no later step reads
+        # what workers render into their caches. Called in-process (`run()`), the caller's heap and
+        # caches are left as they are.
+        freeze_process()
+    result = materialize(package, rev, date, seat, out, force=force, office_workers=ends)
     summary = result.summary()
     if as_json:
         echo_json(summary)

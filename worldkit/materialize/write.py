@@ -7,7 +7,6 @@ run never leaves a partial DIR (stale temp dirs of dead processes are swept on t
 from __future__ import annotations
 
 import datetime as dt
-import gc
 import hashlib
 import multiprocessing
 import os
@@ -25,7 +24,7 @@ import jinja2
 
 from worldkit import __version__
 from worldkit._fs import atomic_directory
-from worldkit._heap import heap_frozen
+from worldkit._heap import freeze_process, heap_frozen
 from worldkit.errors import UsageError
 from worldkit.materialize import pack
 from worldkit.materialize.manifest import MANIFEST_NAME, Environment, Inputs, Manifest, ManifestBuilder, entry_line, run_lines
@@ -169,7 +168,7 @@ def _worker_start() -> None:
     """A forked worker leaves what it inherited out of its collector's sight (`gc.freeze`: its
     collections then walk only what it allocates itself, not the loaded world, whose pages they would
     also copy), and dies with its parent."""
-    gc.freeze()
+    freeze_process()
     _die_with_parent()
 
 

@@ -39,6 +39,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.shared.message import SessionMessage
 from mcp.types import jsonrpc_message_adapter
 
+from worldkit._heap import freeze_process
+
 __all__ = ["STOP_SIGNALS", "PipeReadStream", "PipeWriteStream", "run_stdio", "serve_pipes"]
 
 LINE_LIMIT = 1 << 26
@@ -338,7 +340,7 @@ def run_stdio(server: MCPServer) -> int | None:
     # Everything loaded so far (projection, index, libraries) lives for the whole session: keep it
     # out of the collector's scans, which otherwise add latency spikes to calls.
     gc.collect()
-    gc.freeze()
+    freeze_process()
     if not (_pipe_like(0) and _pipe_like(1)):
         server.run("stdio")
         return None

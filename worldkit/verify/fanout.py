@@ -28,6 +28,7 @@ import traceback
 from collections.abc import Callable, Iterable
 from typing import Any, NoReturn, TypeVar
 
+from worldkit._heap import thaw_all
 from worldkit.errors import ExitCode, WorldkitError
 
 T = TypeVar("T")
@@ -148,7 +149,7 @@ def _fork(run: Callable[[], bytes], failed: Callable[[dict[str, Any]], bytes],
             while view:
                 view = view[os.write(write, view):]
             os._exit(code)
-    gc.unfreeze()
+    thaw_all()
     os.close(write)
     return read, pid
 

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
+from worldkit._heap import thaw_all
 from worldkit.check_result import CheckResult
 from worldkit.errors import WorldkitError
 from worldkit.verify.checks import REGISTRY, REPEAT, Check, check_ids, run_one
@@ -251,5 +252,5 @@ def run_scheduled(
         for pool in reversed(pools):
             pool.shutdown(wait=True, cancel_futures=True)
         _CONTEXT.clear()
-        gc.unfreeze()
+        thaw_all()
     return [found[c] for c in ids]

@@ -10,7 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from worldkit._heap import collector_paused, heap_frozen
+from worldkit._heap import (
+    anything_frozen,
+    collector_paused,
+    freeze_process,
+    heap_frozen,
+    thaw_all,
+)
 from worldkit.materialize import materialize, write
 from worldkit.world.synthetic import write_synthetic_world
 
@@ -18,11 +24,12 @@ from worldkit.world.synthetic import write_synthetic_world
 @pytest.fixture
 def thawed() -> Iterator[None]:
     """A heap with nothing frozen (restored as it was after the test)."""
-    frozen = gc.get_freeze_count()
-    gc.unfreeze()
+    frozen = anything_frozen()
+    thaw_all()
     yield
+    thaw_all()
     if frozen:
-        gc.freeze()
+        freeze_process()
 
 
 def test_what_was_alive_is_frozen_in_the_block_and_thawed_after(thawed: None) -> None:
@@ -63,3 +70,29 @@ def test_materialize_plans_and_writes_with_the_world_frozen(
     materialize(world, "r1", "2026-01-01", "EMP-1", tmp_path / "out")
     assert len(seen) == 2 and all(count > 0 for count in seen)
     assert gc.get_freeze_count() == 0
+
+
+def test_a_process_frozen_set_is_known_without_walking_it(thawed: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`freeze_process` records its freeze, so `heap_frozen` leaves that set alone without asking
+    `gc.get_freeze_count` (a walk of every frozen object); `thaw_all` forgets it."""
+    freeze_process()
+    own = gc.get_freeze_count()
+    walks = []
+    monkeypatch.setattr(gc, "get_freeze_count", lambda real=gc.get_freeze_count: (walks.append(1), real())[1])
+    assert anything_frozen()
+    with heap_frozen():
+        pass
+    assert walks == []
+    monkeypatch.undo()
+    assert gc.get_freeze_count() == own
+    thaw_all()
+    assert not anything_frozen() and gc.get_freeze_count() == 0
+
+
+def test_a_freeze_by_other_code_is_found_and_kept(thawed: None) -> None:
+    gc.freeze()  # not through worldkit: only the walk finds it
+    assert anything_frozen()
+    own = gc.get_freeze_count()
+    with heap_frozen():
+        pass
+    assert gc.get_freeze_count() == own

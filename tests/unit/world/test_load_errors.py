@@ -70,3 +70,38 @@ def test_streamed_digest_equals_canonical_json_digest(tmp_path: Path) -> None:
 
     state = _load(WorldSpec(), tmp_path).revision("r2")
     assert state.digest == sha256_json(state.canonical())
+
+
+_GENERATOR = """import sys
+
+def generate(world, rng):
+    docs = [{'id': 'D-GEN-%d' % i, 'path': 'Gen/gen-%d.md' % i, 'system': 'drive', 'text': 'note %d\\n' % i,
+             'visible_from': '2025-01-01'} for i in range(3)]
+    docs[2].update(BAD)
+    sys.modules['worldkit.world.load']._test_generated = docs  # what the test inspects after the load
+    return {'documents': docs}
+"""
+
+
+@pytest.mark.parametrize(("bad", "field"), [({}, None), ({"visible_from": "someday"}, "visible_from"), ({"shade": 1}, "shade")])
+def test_generated_entities_are_let_go_as_validated_and_a_bad_one_is_still_named(tmp_path: Path, bad, field) -> None:
+    import worldkit.world.load as load_module
+
+    spec = WorldSpec()
+    spec.world["generator"] = {"module": "generator.py", "seed": 1}
+    root = spec.write(tmp_path / "w")
+    (root / "generator.py").write_text(_GENERATOR.replace("BAD", repr(bad)))
+    try:
+        if field is None:
+            package = load_world(root)
+            assert {"D-GEN-0", "D-GEN-1", "D-GEN-2"} <= set(package.base["documents"])
+            # The raw copies are not held until the last entity is validated (100k documents: 170 MB).
+            assert load_module._test_generated == [None, None, None]
+        else:
+            with pytest.raises(InvalidWorld) as caught:
+                load_world(root)
+            message = caught.value.message
+            assert "entity D-GEN-2" in message and field in message and "generator.py" in message
+            assert load_module._test_generated[:2] == [None, None] and load_module._test_generated[2]["id"] == "D-GEN-2"
+    finally:
+        load_module.__dict__.pop("_test_generated", None)

@@ -17,11 +17,11 @@ from worldkit.errors import ExitCode
 from worldkit.run.campaign import CampaignDesign, InvalidDesign, PlannedTask, expand, load_design, plan_bytes
 from worldkit.run.campaign.plan import resolve_tasks
 
-from tests.conftest import SHARED_DATA
 from tests.fixtures.overlays.paths import TRIAGE, WORLD
 
 REPO = Path(__file__).resolve().parents[4]
-LEDGER = SHARED_DATA / "workworld" / "data" / "run_ledger.csv"
+LEDGER = Path("workworld", "data", "run_ledger.csv")
+"""The public WorkWorlds run ledger, under the shared data folder (the `shared_data` fixture)."""
 
 
 def paper_design(seed: int = 20260301) -> tuple[CampaignDesign, list[PlannedTask]]:
@@ -41,12 +41,12 @@ def test_same_seed_same_plan_bytes_other_seed_other_order() -> None:
     assert Counter((r.task, r.agent, r.condition) for r in other.runs) == Counter((r.task, r.agent, r.condition) for r in first.runs)
 
 
-def test_paper_design_has_the_ledgers_shape() -> None:
+def test_paper_design_has_the_ledgers_shape(shared_data: Path) -> None:
     plan = expand(*paper_design())
     assert len(plan.runs) == 192 and [r.seq for r in plan.runs] == list(range(1, 193))
     assert plan.design.block_count == 2
     ours = Counter((r.block, r.condition.split(":")[0]) for r in plan.runs)
-    with LEDGER.open(encoding="utf-8") as handle:
+    with (shared_data / LEDGER).open(encoding="utf-8") as handle:
         ledger = list(csv.DictReader(handle))
     theirs = Counter((int(r["block"]), "full" if r["condition"] == "world_first" else "curated") for r in ledger)
     assert ours == theirs

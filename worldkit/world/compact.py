@@ -35,6 +35,8 @@ class _Sharer:
         self.values: dict[Any, Any] = {}
         self.fields_sets: dict[frozenset[str], set[str]] = {}
         self.seen: set[int] = set()
+        self.empty_list: list[Any] = []
+        """The one empty list every model's empty list field becomes (a document's `shared_with`, most often)."""
 
     def value(self, value: Any) -> Any:
         if type(value) in _SHARED:
@@ -48,8 +50,9 @@ class _Sharer:
                 return
             self.seen.add(id(value))
             fields = value.__dict__
+            empty = self.empty_list
             for name, item in fields.items():
-                shared = self.value(item)
+                shared = empty if type(item) is list and not item else self.value(item)
                 if shared is not item:
                     fields[name] = shared
             key = frozenset(value.__pydantic_fields_set__)

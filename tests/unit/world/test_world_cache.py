@@ -326,3 +326,12 @@ def test_what_an_entry_unpickles_goes_to_the_oldest_generation(
         assert not in_oldest
     else:
         assert in_oldest and young < 100
+
+
+def test_a_cached_package_holds_one_empty_list_for_every_empty_list_field(tmp_path: Path, cache: Path) -> None:
+    root = _world(tmp_path)
+    clean = _fresh_load(root)
+    cached = _fresh_load(root)
+    empties = [doc.__dict__["shared_with"] for doc in cached.revision("r2").documents.values() if not doc.shared_with]
+    assert len(empties) >= 2 and len({id(x) for x in empties}) == 1  # one list, not one per document
+    assert cached.revision("r2").canonical() == clean.revision("r2").canonical()

@@ -4,13 +4,16 @@ A world of 100,000 documents held ~2.8 KB per document after a load from the cac
 of it was copies of equal values: every pydantic model keeps its own `__pydantic_fields_set__` (a
 728-byte set, identical for every document written the same way), every date its own object, and
 the `origin` map its own copy of each entity id. `compact` makes equal values one object (one set
-per distinct fields-set, one date or string per distinct value), in place. Pickle keeps shared
-objects shared, so a package compacted before `cache.write_entry` loads compact too.
+per distinct fields-set, one date or string per distinct value, one empty list for every empty list
+field), in place. Pickle keeps shared objects shared, so a package compacted before
+`cache.write_entry` loads compact too.
 
 The `origin` map becomes an `Origins` (each collection's common file and the exceptions).
 
 Nothing observable changes: the values are equal, the models are frozen (pydantic copies the
-fields-set before any `model_copy(update=...)` adds to it), and digests are over values.
+fields-set before any `model_copy(update=...)` adds to it), and digests are over values. No code appends
+to a model's list in place: the models are frozen and their copies shallow, so such an append would already
+reach every copy.
 """
 
 from __future__ import annotations

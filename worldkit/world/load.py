@@ -173,7 +173,7 @@ def _add_entities(
             )
         bucket.items[key] = item
         bucket.origin[key] = file
-        raw_items[index] = None  # validated: the raw copy goes now, not after the last entity (100k: 170 MB)
+        raw_items[index] = None  # validated: the raw dict goes now, not after the last entity (100k generated: peak 36 MB lower)
 
 
 def _load_generator(root: Path, spec: WorldFile) -> dict[str, Any]:

@@ -31,7 +31,7 @@ LEDGERS = Path(os.environ.get("WORLDKIT_SHARED_DATA", REPO.parent / "shared" / "
 
 def bootstrap(replicates: int, workers: int):
     """The whole report's analysis (the GEE bootstrap dominates), timed."""
-    from worldkit.run.report import load_report
+    from worldkit.report.build import load_report
 
     start, cpu = time.perf_counter(), _cpu()
     report = load_report(ledgers=LEDGERS, replicates=replicates, workers=workers)
@@ -53,7 +53,7 @@ def _cpu() -> float:
 
 
 def screenshot(report, target: Path) -> dict:
-    from worldkit.run.report_html import render_html
+    from worldkit.report.html import render_html
 
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     page = target.with_suffix(".html")

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import settings
 
 from tests import session_results, xdist_order
-from worldkit._heap import freeze_process
+from worldkit._process import freeze_process
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("WORLDKIT_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -73,7 +73,6 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     the collector took 7.4 s of a worker's 41 CPU-s, 5.6 s of it in 25 full collections). Frozen
     (`gc.freeze`), they are out of its sight; a full collection is also let wait for ten times as
     many younger ones (about 4 s of the worker's time was left to it, in 17 full collections).
-    Frozen through worldkit's own `freeze_process`, the library knows it without walking the set.
     """
     freeze_process()
     gc.set_threshold(700, 10, 100)

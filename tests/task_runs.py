@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from worldkit.grade.judge import make_judge
 from worldkit.overlay import load_overlay
-from worldkit.run.judge import make_judge
 from worldkit.run.runner import run_task
 
 

@@ -16,8 +16,8 @@ import pytest
 
 from tests.fixtures.overlays.paths import TRIAGE
 from worldkit._cli.main import run
-from worldkit.run.campaign import claims
-from worldkit.run.record import read_record
+from worldkit.campaign import claims
+from worldkit.record.execution import read_record
 from worldkit.store import Store, list_runs
 
 REPO = Path(__file__).resolve().parents[2]
@@ -136,7 +136,7 @@ def check_store_reports_as_folders(capsys, outs: list[Path], store_url: str, led
     assert b",1,1,completed," in (ledgers / "store" / "run_ledger.csv").read_bytes()  # block, order
     if not superseded:
         return
-    from worldkit.run.campaign.plan import CampaignPlan
+    from worldkit.campaign.plan import CampaignPlan
     from worldkit.run.runner import run_task
 
     plan = CampaignPlan.model_validate_json((outs[0] / "plan.json").read_bytes())
@@ -182,7 +182,7 @@ def test_a_finished_campaign_restarted_runs_nothing_and_a_busy_folder_is_refused
     other = write_design(tmp_path / "x", full=2, curated=0)
     assert run(["campaign", "run", str(other), "--out", str(out)]) == 2
     assert "holds another campaign's plan" in capsys.readouterr().err
-    from worldkit.run.campaign.executor import _DirLock
+    from worldkit.campaign.executor import _DirLock
 
     held = _DirLock(out)  # another coordinator on this folder
     try:

@@ -9,13 +9,13 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.unit.analysis.test_analysis_small import synthetic
 
 from tests.fixtures.overlays.paths import GOOD, TRIAGE
-from tests.unit.run.test_analysis_small import synthetic
 from worldkit._cli.main import run
-from worldkit.run.export_ledgers import CRITERION_COLUMNS, RUN_COLUMNS
-from worldkit.run.ledgers import read_ledgers
-from worldkit.run.record import RECORD_FILENAME, load_rows, write_record
+from worldkit.analysis.export import CRITERION_COLUMNS, RUN_COLUMNS
+from worldkit.analysis.ledgers import read_ledgers
+from worldkit.record.execution import RECORD_FILENAME, load_rows, write_record
 
 
 def cli(capsys, *argv: str) -> tuple[int, str, str]:
@@ -164,8 +164,8 @@ def test_changed_overlay_is_refused(capsys, real_runs: Path, tmp_path: Path) -> 
 # Campaign runs: block and schedule position from the plan ---------------------------------------
 
 def test_campaign_runs_carry_the_plans_block_and_order(capsys, tmp_path: Path) -> None:
-    from worldkit.run.campaign import CampaignDesign, PlannedTask, expand
-    from worldkit.run.campaign.plan import write_plan
+    from worldkit.campaign import CampaignDesign, PlannedTask, expand
+    from worldkit.campaign.plan import write_plan
 
     tasks = [PlannedTask(id=f"T{i}", ref=f"T{i}", kind="overlay", sha256=f"{i:064x}",
                          packets=["p1", "p2"]) for i in range(3)]

@@ -12,8 +12,8 @@ import pytest
 from tests.fixtures.overlays.paths import GOOD
 from worldkit._cli.main import run
 from worldkit.overlay import load_overlay
+from worldkit.record.execution import read_record
 from worldkit.run.folder import read_run_folder
-from worldkit.run.record import read_record
 
 SHAPE = {"run_id", "task", "agent", "condition", "status", "criteria", "access", "deterministic_passed",
          "deterministic_total", "record"}  # fmt: skip

@@ -10,7 +10,10 @@ from pathlib import Path
 
 import anyio
 import pytest
-from mcp import Client, StdioServerParameters  # at collection: the stdio client binds sys.stderr
+from mcp import (  # at collection: the stdio client binds sys.stderr
+    Client,
+    StdioServerParameters,
+)
 
 from tests.fixtures.jira_export import write_jira_export
 from worldkit._cli.main import run

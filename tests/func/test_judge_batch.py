@@ -9,7 +9,7 @@ from pathlib import Path
 from tests.fixtures.overlays.paths import GOOD
 from tests.scripted_chat import ScriptedChat, completion
 from worldkit._cli.main import run
-from worldkit.run.record import find_records, read_record
+from worldkit.record.execution import find_records, read_record
 
 
 def _judge(body: dict, n: int):

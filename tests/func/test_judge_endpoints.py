@@ -18,7 +18,7 @@ from tests.fixtures.overlays.paths import GOOD
 from tests.scripted_chat import ScriptedChat, completion, free_port, tool_call
 from worldkit._cli.main import run
 from worldkit.overlay import load_overlay
-from worldkit.run.record import read_record
+from worldkit.record.execution import read_record
 from worldkit.store import Store, list_runs, read_events
 
 SWEEP = Path(__file__).resolve().parents[2] / "overlays" / "pharmaco_demo" / "qualification-sweep" / "overlay.yaml"
@@ -159,7 +159,7 @@ def test_the_judge_never_takes_the_agents_endpoint(capsys, tmp_path: Path, monke
 
 
 def test_two_models_behind_one_endpoint_are_two_agents(capsys, tmp_path: Path) -> None:
-    from worldkit.run.record import load_rows
+    from worldkit.record.execution import load_rows
 
     store = f"sqlite:///{tmp_path / 'store.db'}"
     with ScriptedChat(lambda body, n: (200, completion("Nothing to do."))) as endpoint:

@@ -39,7 +39,7 @@ def test_in_process_the_command_leaves_the_callers_heap_as_it_was(
     import gc
 
     import worldkit.materialize
-    from worldkit._heap import thaw_all
+    from worldkit._process import thaw_all
 
     frozen = gc.get_freeze_count()
     thaw_all()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from worldkit._cli.main import run
-from worldkit.run.record import (
+from worldkit.record.execution import (
     RECORD_FILENAME,
     CriterionOutcome,
     ExecutionRecord,

@@ -10,7 +10,7 @@ import pytest
 from tests.fixtures.overlays.paths import GOOD
 from worldkit._cli.main import run
 from worldkit.overlay import load_overlay
-from worldkit.run.record import read_record
+from worldkit.record.execution import read_record
 
 
 def _run(capsys, tmp_path: Path, agent: str, condition: str = "full", store: str | None = None) -> dict:

@@ -11,7 +11,13 @@ import pytest
 import yaml
 
 from worldkit._cli.main import run
-from worldkit._cli.schema import YAML_SCHEMA_PREFIX, all_schemas, stamp_yaml, yaml_schema_line, yaml_schema_name
+from worldkit._cli.schema import (
+    YAML_SCHEMA_PREFIX,
+    all_schemas,
+    stamp_yaml,
+    yaml_schema_line,
+    yaml_schema_name,
+)
 from worldkit.canon import pretty_json
 
 REPO = Path(__file__).resolve().parents[2]

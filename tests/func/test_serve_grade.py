@@ -14,8 +14,8 @@ from mcp import Client, StdioServerParameters
 
 from tests.fixtures.overlays.paths import TRIAGE
 from worldkit._cli.main import run as cli
+from worldkit.record.execution import read_record
 from worldkit.run.folder import read_run_folder
-from worldkit.run.record import read_record
 
 RIGHT = "# Triage\n\nSOP checked: SOP-001\nNeeds revision (yes/no): yes\n"
 WRONG = "# Triage\n\nSOP checked: SOP-002\nNeeds revision (yes/no): no\n"

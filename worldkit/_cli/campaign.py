@@ -1,4 +1,4 @@
-"""`worldkit campaign plan|run|status`: thin adapters over `worldkit.run.campaign`.
+"""`worldkit campaign plan|run|status`: thin adapters over `worldkit.campaign`.
 
 Progress goes to stderr (rich); results to stdout.
 """
@@ -31,8 +31,8 @@ def plan_command(
     """Expand a design into its interleaved schedule and print it (nothing is run or written)."""
     import json
 
-    from worldkit.run.campaign.executor import load_plan
-    from worldkit.run.campaign.plan import plan_bytes
+    from worldkit.campaign.executor import load_plan
+    from worldkit.campaign.plan import plan_bytes
 
     plan, _ = load_plan(design)
     if as_json:
@@ -62,10 +62,16 @@ def run_command(
     interrupted ones redone. Hosts sharing a PostgreSQL --store share the plan.
     """
     from rich.console import Console
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
+    from worldkit.campaign.executor import CampaignCounts, run_campaign
     from worldkit.errors import CheckFailed
-    from worldkit.run.campaign.executor import CampaignCounts, run_campaign
 
     console = Console(stderr=True)
     progress = Progress(
@@ -103,7 +109,7 @@ def run_command(
 
 
 def _packet_tables(out: Path) -> None:
-    from worldkit.run.infoorg_report import find_packet_runs, render_tables
+    from worldkit.report.infoorg import find_packet_runs, render_tables
 
     results = find_packet_runs([out / "runs"])
     if results:
@@ -117,7 +123,7 @@ def status_command(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Where a campaign stands: planned, done, failed, running, pending, records on disk."""
-    from worldkit.run.campaign.status import campaign_status
+    from worldkit.campaign.status import campaign_status
 
     status = campaign_status(out, store)
     if as_json:

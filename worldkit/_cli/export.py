@@ -25,9 +25,9 @@ def ledgers(
     task_mapping.csv when every overlay's title is known), readable by
     `worldkit report --ledgers` and by the study's own analysis code."""
     from worldkit._cli.runs_args import split_runs
-    from worldkit.run.analysis.overlay_packets import overlay_packets
-    from worldkit.run.export_ledgers import export_ledgers
-    from worldkit.run.stored_records import gather_records
+    from worldkit.analysis.export import export_ledgers
+    from worldkit.analysis.overlay_packets import overlay_packets
+    from worldkit.report.records import gather_records
 
     records, _ = gather_records(*split_runs(runs))
     _, _, titles = overlay_packets(records)

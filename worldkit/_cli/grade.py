@@ -10,9 +10,9 @@ import typer
 from worldkit._cli.output import echo_json
 
 JUDGE_METAVAR = "[none|facts|openai|PLUGIN]"
-"""The built-in judges (worldkit.run.judge); plug-ins add theirs through the `worldkit.judges` entry points."""
+"""The built-in judges (worldkit.grade.judge); plug-ins add theirs through the `worldkit.judges` entry points."""
 AGENT_METAVAR = "[noop|oracle|openai|baseline:NAME|PLUGIN]"
-"""The built-in agents (worldkit.run.agents.BUILTIN_AGENTS); plug-ins add theirs through entry points."""
+"""The built-in agents (worldkit.agents.registry.BUILTIN_AGENTS); plug-ins add theirs through entry points."""
 JUDGE_HELP = "Judge for semantic criteria: openai (its own endpoint), facts (offline, from the truth section) or none (ungraded)."
 
 
@@ -20,7 +20,7 @@ def build_judge(
     name: str | None, base_url: str | None, model: str | None, retries: int | None, backoff: float | None
 ) -> Any:
     """The judge the options name; its endpoint is its own (never the agent's --base-url)."""
-    from worldkit.run.judge import make_judge
+    from worldkit.grade.judge import make_judge
 
     options = {"base_url": base_url, "model": model, "max_retries": retries, "backoff_s": backoff}
     return make_judge(name, {k: v for k, v in options.items() if v is not None})
@@ -59,9 +59,9 @@ def grade_command(
     Without --log, mail and record changes are unknown and every access label is `unknown`.
     """
     from worldkit.errors import UsageError
-    from worldkit.run.grade import grade_folder, grade_workspace
-    from worldkit.run.grading import summary
-    from worldkit.run.record import write_record
+    from worldkit.grade.grading import summary
+    from worldkit.record.execution import write_record
+    from worldkit.run.regrade import grade_folder, grade_workspace
 
     judging = build_judge(judge, judge_base_url, judge_model, judge_retries, judge_backoff)
     if run_dir is not None:

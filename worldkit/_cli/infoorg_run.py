@@ -57,7 +57,11 @@ def serve_command(
 
     Checks the packet and its overlay first; logs every call to the run's event log.
     """
-    from worldkit.infoorg.overlays import check_overlay, inbox_inventory, stage_workspace
+    from worldkit.infoorg.overlays import (
+        check_overlay,
+        inbox_inventory,
+        stage_workspace,
+    )
     from worldkit.mcp.organizer import build_organizer_server
     from worldkit.mcp.session import new_run_id, open_run
     from worldkit.mcp.stdio import run_stdio
@@ -120,9 +124,9 @@ def run_command(
     The run folder holds the workspace and result.json; the calls are in the event log. With
     several packets, the family means are printed in the paper's Table 3 and Table 13 layouts.
     """
+    from worldkit.agents.registry import make_agent
     from worldkit.errors import UsageError
     from worldkit.infoorg.overlays import load_overlay
-    from worldkit.run.agents import make_agent
     from worldkit.run.infoorg_packet import run_packet
     from worldkit.store import Store
 
@@ -137,7 +141,7 @@ def run_command(
             chosen = make_agent(agent, {**options, "task": overlay.id})
             results.append(run_packet(path, chosen, opened, out=out, run_id=run_id))
     if len(results) > 1:
-        from worldkit.run.infoorg_report import render_tables, table3, table13
+        from worldkit.report.infoorg import render_tables, table3, table13
 
         if as_json:
             echo_json({"runs": [r.model_dump(mode="json") for r in results],

@@ -117,7 +117,7 @@ def verify(
 def _anchor(
     run_id: str, *, record: Path | None, run_dir: Path | None, anchor: Path | None
 ) -> LogAnchor | None:
-    from worldkit.run.record import RECORD_FILENAME, read_record
+    from worldkit.record.execution import RECORD_FILENAME, read_record
     from worldkit.run.logcheck import run_anchor
     from worldkit.store import ANCHOR_FILENAME, read_anchor
     from worldkit.store.anchor import parse_anchor

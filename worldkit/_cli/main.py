@@ -205,7 +205,7 @@ def _imports_done(args: list[str]) -> None:
             if tuple(args[: len(prefix)]) == prefix:
                 for module in modules:
                     importlib.import_module(module)
-    from worldkit._heap import freeze_process
+    from worldkit._process import freeze_process
 
     _state["gc_paused"] = False
     freeze_process()

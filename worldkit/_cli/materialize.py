@@ -20,7 +20,7 @@ def materialize_command(
 ) -> None:
     """Materialize what a seat sees on a date into a digested projection."""
     from worldkit._cli.process import owns_process
-    from worldkit._heap import freeze_process
+    from worldkit._process import freeze_process
     from worldkit.materialize import materialize
     from worldkit.world import load_world
 

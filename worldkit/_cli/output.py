@@ -8,7 +8,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-
 OUTPUT_SCHEMA_VERSION = 1
 """`schema_version` of every JSON object a command prints that has no version of its own (the report has)."""
 
@@ -58,7 +57,13 @@ def progress_bar(title: str, *, enabled: bool = True) -> Iterator[Callable[[str,
     import time
 
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
 
     with Progress(
         TextColumn(f"{title}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.description}"),

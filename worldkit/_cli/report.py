@@ -11,9 +11,9 @@ from worldkit.canon import pretty_json
 from worldkit.errors import UsageError
 
 REPLICATES = 2_000
-"""`worldkit.run.analysis.DEFAULT_REPLICATES`, repeated so `--help` does not import numpy."""
+"""`worldkit.analysis.DEFAULT_REPLICATES`, repeated so `--help` does not import numpy."""
 SEED = 20_270_908
-"""`worldkit.run.analysis.DEFAULT_SEED` (the public WorkWorlds artifact's seed)."""
+"""`worldkit.analysis.DEFAULT_SEED` (the public WorkWorlds artifact's seed)."""
 
 
 def register(app: typer.Typer) -> None:
@@ -65,8 +65,8 @@ def register(app: typer.Typer) -> None:
         campaign, each planned run's recorded attempt. A store with logs but no records is
         refused with what it holds (exit 2)."""
         from worldkit._cli.runs_args import split_runs
-        from worldkit.run.report import load_report, render_text, report_json
-        from worldkit.run.report_html import render_html
+        from worldkit.report.build import load_report, render_text, report_json
+        from worldkit.report.html import render_html
 
         folders, stores = split_runs(runs, store)
         result = load_report(folders, ledgers, stores=stores, run_ids=run_id or None,

@@ -6,7 +6,13 @@ from pathlib import Path
 
 import typer
 
-from worldkit._cli.grade import AGENT_METAVAR, JUDGE_HELP, JUDGE_METAVAR, build_judge, print_summary
+from worldkit._cli.grade import (
+    AGENT_METAVAR,
+    JUDGE_HELP,
+    JUDGE_METAVAR,
+    build_judge,
+    print_summary,
+)
 from worldkit._cli.output import echo_json
 
 
@@ -67,8 +73,8 @@ def regrade_command(
     too; a log cut short, rewritten or recomputed is refused (exit 1).
     """
     from worldkit.errors import CheckFailed, UsageError
-    from worldkit.run.grade import regrade_run
-    from worldkit.run.record import RECORD_FILENAME
+    from worldkit.record.execution import RECORD_FILENAME
+    from worldkit.run.regrade import regrade_run
 
     if not (run_dir / RECORD_FILENAME).is_file():
         raise UsageError(f"{run_dir} holds no {RECORD_FILENAME}; pass a run folder written by `worldkit run`, "

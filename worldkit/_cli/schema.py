@@ -43,8 +43,8 @@ def output_schemas() -> dict[str, dict[str, Any]]:
 
     from worldkit._cli.output import OUTPUT_SCHEMA_VERSION
     from worldkit.check_result import CheckResult
-    from worldkit.run.record import CriterionOutcome, ExecutionRecord
-    from worldkit.run.report import Report
+    from worldkit.record.execution import CriterionOutcome, ExecutionRecord
+    from worldkit.report.build import Report
     from worldkit.store.chain import ChainReport
     from worldkit.store.runs import RunSummary
 
@@ -143,8 +143,8 @@ def generator_bank_schema() -> dict[str, Any]:
 
 def all_schemas() -> dict[str, dict[str, Any]]:
     """Every schema `worldkit schema` writes, each with `$schema` and `$id`."""
+    from worldkit.campaign.design import CampaignDesign
     from worldkit.overlay.schemas import schemas as overlay_schemas
-    from worldkit.run.campaign.design import CampaignDesign
     from worldkit.world.schemas import world_schemas
 
     found = {**world_schemas(), **overlay_schemas(), "campaign.schema.json": CampaignDesign.model_json_schema(),

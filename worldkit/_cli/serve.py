@@ -210,7 +210,7 @@ def _open_run_folder(
     folder = read_run_folder(paths.root)
     if run_id is not None and run_id != folder.run_id:
         raise UsageError(f"--run-id {run_id} differs from {paths.manifest}'s run id {folder.run_id}; leave --run-id out")
-    from worldkit.run.grade import load_run_overlay
+    from worldkit.run.regrade import load_run_overlay
 
     try:  # the overlay re-derives the package where nothing is frozen; without it, only what is frozen counts
         overlay = load_run_overlay(folder.overlay_path, folder.overlay, folder.overlay_sha256, paths.root)

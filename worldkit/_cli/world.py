@@ -18,8 +18,8 @@ def show(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Revisions with digests, seats, the history's date span and counts."""
-    from worldkit.world import load_world
     from worldkit.access.summary import describe_world
+    from worldkit.world import load_world
 
     info = describe_world(load_world(world), rev)
     if as_json:
@@ -43,8 +43,8 @@ def load(
 ) -> None:
     """Validate a world and store every revision with its digest."""
     from worldkit.store import Store
-    from worldkit.world import load_world
     from worldkit.store.worlds import store_world
+    from worldkit.world import load_world
 
     package = load_world(world)
     with Store.open(store) as opened:
@@ -66,8 +66,8 @@ def stats(
     """People, seats, files per seat, records, messages, overlays and criteria at a date."""
     from worldkit.errors import UsageError
     from worldkit.materialize import parse_date
-    from worldkit.world import load_world
     from worldkit.overlay.stats import world_stats
+    from worldkit.world import load_world
 
     package = load_world(world)
     if date is None and package.spec.default_date is None:

@@ -35,7 +35,7 @@ parent-group count, the reference's, and whether any tree recovers the reference
 summary prints Appendix F's counts (silhouette wins over fixed cuts and over the random mean,
 tasks at the largest permitted parent count, mean parent groups) beside the paper's.
 The same baselines as agents working through the organizer tools (`worldkit infoorg run`) are
-`worldkit.run.infoorg_agent.BaselineAgent`.
+`worldkit.agents.infoorg.BaselineAgent`.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ One task per overlay of the PharmaCo demo world (`worldkit/<overlay id with _>`)
 Per sample, `seat_session` stages a run folder (`worldkit.run.folder`) under `runs/`, serves it with
 `python -m worldkit serve --run-folder DIR` through inspect's `mcp_server_stdio` — the model sees
 the seat's tools and nothing else — and lets the model call tools until it stops. `worldkit_scorer`
-then grades the folder with `worldkit.run.grade.grade_folder` (what `worldkit grade RUN_DIR` runs):
+then grades the folder with `worldkit.run.regrade.grade_folder` (what `worldkit grade RUN_DIR` runs):
 the score's value holds one entry per graded criterion (1 pass, 0 fail) and `pass_fraction`; its
 metadata holds every criterion's verdict and access label, the run folder and the execution record.
 """
@@ -69,9 +69,9 @@ def _instruction(overlay: Any) -> str:
 
 def worldkit_task(overlay_ref: str, *, condition: str = "full", judge: str = "none", runs: str = "runs") -> Task:
     """The inspect task of one overlay under `condition` (see module doc)."""
+    from worldkit.grade.judge import make_judge
     from worldkit.overlay import load_overlay, overlay_digest, resolve_overlay
     from worldkit.overlay.apply import packet_name
-    from worldkit.run.judge import make_judge
 
     make_judge(judge, {})  # refuse an unknown judge, an unknown task or condition before anything runs
     overlay = load_overlay(resolve_overlay(overlay_ref))
@@ -135,9 +135,9 @@ def worldkit_scorer(judge: str = "none") -> Scorer:
     async def score(state: TaskState, target: Target) -> Score:
         import anyio
 
-        from worldkit.run.grade import grade_folder
-        from worldkit.run.grading import summary
-        from worldkit.run.judge import make_judge
+        from worldkit.grade.grading import summary
+        from worldkit.grade.judge import make_judge
+        from worldkit.run.regrade import grade_folder
 
         run_dir = Path(state.store.get(RUN_DIR_KEY))
         record = await anyio.to_thread.run_sync(lambda: grade_folder(run_dir, judge=make_judge(judge, {})))

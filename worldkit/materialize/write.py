@@ -12,7 +12,6 @@ import multiprocessing
 import os
 import platform
 import shutil
-import sys
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -24,11 +23,26 @@ import jinja2
 
 from worldkit import __version__
 from worldkit._fs import atomic_directory
-from worldkit._heap import freeze_process, heap_frozen
+from worldkit._process import start_forked_worker
 from worldkit.errors import UsageError
 from worldkit.materialize import pack
-from worldkit.materialize.manifest import MANIFEST_NAME, Environment, Inputs, Manifest, ManifestBuilder, entry_line, run_lines
-from worldkit.materialize.project import PlannedFile, PlannedFiles, Projection, plan_projection, stamp, stamp_seconds
+from worldkit.materialize.manifest import (
+    MANIFEST_NAME,
+    Environment,
+    Inputs,
+    Manifest,
+    ManifestBuilder,
+    entry_line,
+    run_lines,
+)
+from worldkit.materialize.project import (
+    PlannedFile,
+    PlannedFiles,
+    Projection,
+    plan_projection,
+    stamp,
+    stamp_seconds,
+)
 from worldkit.render import Renderer
 from worldkit.world.load import WorldPackage, load_world
 
@@ -162,26 +176,6 @@ class _Tree:
             if parent not in made:
                 self.folder(parent)
             _write_new(base + path, data, seconds(mtime))
-
-
-def _worker_start() -> None:
-    """A forked worker leaves what it inherited out of its collector's sight (`gc.freeze`: its
-    collections then walk only what it allocates itself, not the loaded world, whose pages they would
-    also copy), and dies with its parent."""
-    freeze_process()
-    _die_with_parent()
-
-
-def _die_with_parent() -> None:
-    """A worker must not outlive a killed materialize (it would keep writing into the temp dir)."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-        import signal
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        if os.getppid() == 1:
-            os._exit(1)
 
 
 def _write_share(job: tuple[str, int, int]) -> list[Written]:
@@ -466,7 +460,7 @@ def write_projection(projection: Projection, tmp: Path, *, office_workers: bool 
             global _FORK_PACK
             _FORK_PLAN, _FORK_PACK = planned, (reader, writer)
             try:
-                with multiprocessing.get_context("fork").Pool(jobs, initializer=_worker_start) as pool:
+                with multiprocessing.get_context("fork").Pool(jobs, initializer=start_forked_worker) as pool:
                     cuts = _cuts(len(planned), jobs)
                     if reader is None:  # render there, write here: one process creates the files
                         _render_apart(pool, planned, cuts, _Tree(root), builder, dates, writer, window=2 * jobs)
@@ -524,8 +518,7 @@ def materialize(
             f"use a date from {span[0].isoformat()} on"
         )
     out = Path(out).absolute()
-    with heap_frozen():  # the loaded world out of the collector's sight while the projection is planned and written
-        projection = plan_projection(state, day, seat)
-        with atomic_directory(out, force=force) as tmp:
-            manifest = write_projection(projection, tmp, office_workers=office_workers)
+    projection = plan_projection(state, day, seat)
+    with atomic_directory(out, force=force) as tmp:
+        manifest = write_projection(projection, tmp, office_workers=office_workers)
     return ProjectionResult(out=out, manifest=manifest)

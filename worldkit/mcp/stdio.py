@@ -39,7 +39,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.shared.message import SessionMessage
 from mcp.types import jsonrpc_message_adapter
 
-from worldkit._heap import freeze_process
+from worldkit._process import freeze_process
 
 __all__ = ["STOP_SIGNALS", "PipeReadStream", "PipeWriteStream", "run_stdio", "serve_pipes"]
 

@@ -32,13 +32,23 @@ from worldkit._model import Model
 from worldkit.canon import pretty_json, sha256_bytes, sha256_json
 from worldkit.errors import InvalidOverlay, UsageError, WorldkitError
 from worldkit.materialize import Manifest, ProjectionResult, materialize, read_manifest
-from worldkit.materialize.manifest import MANIFEST_NAME, TreeDiff, manifest_bytes, scan_tree
+from worldkit.materialize.manifest import (
+    MANIFEST_NAME,
+    TreeDiff,
+    manifest_bytes,
+    scan_tree,
+)
 from worldkit.materialize.project import stamp_seconds
 from worldkit.overlay._paths import confined
+from worldkit.overlay.candidate_files import request_bytes, tool_config_bytes
 from worldkit.overlay.errors import StaleFingerprint
-from worldkit.overlay.load import load_overlay, overlay_digest, overlay_world, reference_bytes
+from worldkit.overlay.load import (
+    load_overlay,
+    overlay_digest,
+    overlay_world,
+    reference_bytes,
+)
 from worldkit.overlay.models import Overlay
-from worldkit.overlay.toolconfig import ToolConfig
 from worldkit.overlay.view import ProjectionView
 
 PACKAGE_SCHEMA_VERSION = 1
@@ -225,21 +235,6 @@ def write_curated(full: Path, target: Path, overlay: Overlay, name: str) -> Mani
     )
     (target / MANIFEST_NAME).write_bytes(manifest_bytes(manifest))
     return manifest
-
-
-def request_bytes(overlay: Overlay) -> bytes:
-    """`candidate/request.md`: the request with exactly one trailing newline."""
-    return (overlay.request.rstrip("\n") + "\n").encode("utf-8")
-
-
-def tool_config_bytes(overlay: Overlay, manifest: Manifest) -> bytes:
-    """`candidate/tool-config.json` for the projection described by `manifest`."""
-    inputs = manifest.inputs
-    config = ToolConfig(
-        world=inputs.world, rev=inputs.rev, date=inputs.date, seat=inputs.seat, person=inputs.person,
-        surfaces=list(overlay.surfaces), permitted=list(overlay.permitted),
-    )  # fmt: skip
-    return pretty_json(config.model_dump(mode="json")).encode("utf-8")
 
 
 def _evidence_json(overlay: Overlay, full: ProjectionView, candidate: ProjectionView) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from worldkit.overlay.checks import _PathCheck, _read_text, register_check
+from worldkit.overlay.check_base import _PathCheck, _read_text, register_check
 from worldkit.overlay.claims import Claim, find_claims
 from worldkit.overlay.context import CheckResult, GradingContext
 

@@ -48,10 +48,21 @@ from typing import Any, Literal
 
 from worldkit.errors import InvalidOverlay, PathRefused
 from worldkit.materialize import materialize
-from worldkit.overlay._paths import PATH_CONVENTIONS, projection_hint, relative_problem, tool_hint, workspace_hint
-from worldkit.overlay.apply import request_bytes, tool_config_bytes
+from worldkit.overlay._paths import (
+    PATH_CONVENTIONS,
+    projection_hint,
+    relative_problem,
+    tool_hint,
+    workspace_hint,
+)
+from worldkit.overlay.candidate_files import request_bytes, tool_config_bytes
 from worldkit.overlay.discrimination import REFERENCE, discriminate
-from worldkit.overlay.grading import evaluate_check, replay_actions, seed_workspace, tool_config_for
+from worldkit.overlay.grading import (
+    evaluate_check,
+    replay_actions,
+    seed_workspace,
+    tool_config_for,
+)
 from worldkit.overlay.leaks import find_leaks, verifier_items
 from worldkit.overlay.load import load_overlay, overlay_world, reference_bytes
 from worldkit.overlay.models import EvidenceItem, Overlay, SourcePointer

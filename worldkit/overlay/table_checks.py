@@ -33,11 +33,17 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from worldkit._model import Model
-from worldkit.overlay.checks import _PathCheck, _read_text, register_check
+from worldkit.overlay.check_base import _PathCheck, _read_text, register_check
 from worldkit.overlay.claims import Claim
 from worldkit.overlay.context import CheckResult, GradingContext
 from worldkit.overlay.tables import TableError, header_key, read_table
-from worldkit.overlay.values import fold_enum, fold_id, numbers_equal, parse_date, parse_number
+from worldkit.overlay.values import (
+    fold_enum,
+    fold_id,
+    numbers_equal,
+    parse_date,
+    parse_number,
+)
 
 Cell = str | int | float | dt.date | dict[str, Any]
 

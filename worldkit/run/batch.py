@@ -15,10 +15,17 @@ from pathlib import Path
 from typing import Any
 
 from worldkit.errors import UsageError
-from worldkit.run.grade import load_run_overlay
-from worldkit.run.grading import capture
-from worldkit.run.judge import Judge, JudgeItem, Verdict, grade_criterion, judge_id, judge_item
-from worldkit.run.record import find_records, read_record, write_record
+from worldkit.grade.grading import capture
+from worldkit.grade.judge import (
+    Judge,
+    JudgeItem,
+    Verdict,
+    grade_criterion,
+    judge_id,
+    judge_item,
+)
+from worldkit.record.execution import find_records, read_record, write_record
+from worldkit.run.regrade import load_run_overlay
 
 __all__ = ["BatchResult", "judge_batch"]
 

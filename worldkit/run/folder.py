@@ -35,7 +35,7 @@ from worldkit.canon import pretty_json
 from worldkit.materialize.manifest import read_manifest
 from worldkit.overlay import apply_overlay, overlay_digest
 from worldkit.overlay.apply import ALWAYS_KEPT
-from worldkit.run.results import InvalidResults
+from worldkit.record.results import InvalidResults
 
 __all__ = [
     "RUN_FILE",

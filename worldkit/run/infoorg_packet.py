@@ -19,12 +19,17 @@ from typing import TYPE_CHECKING, Any, Literal
 from worldkit._model import Model
 from worldkit.canon import pretty_json
 from worldkit.errors import OutputExists
-from worldkit.infoorg.overlays import check_overlay, grade_workspace, inbox_inventory, stage_workspace
+from worldkit.infoorg.overlays import (
+    check_overlay,
+    grade_workspace,
+    inbox_inventory,
+    stage_workspace,
+)
 from worldkit.infoorg.scoring import StructureScore, score_workspace
 from worldkit.infoorg.validity import check_workspace
 
 if TYPE_CHECKING:
-    from worldkit.run.agents import Agent
+    from worldkit.agents.registry import Agent
     from worldkit.store import Store
 
 __all__ = ["MESSAGE_CHARS_MAX", "PacketRun", "run_packet"]
@@ -94,10 +99,10 @@ def run_packet(
     import anyio
     from mcp import Client
 
+    from worldkit.agents.registry import AgentTask
+    from worldkit.agents.session import MCPToolSession
     from worldkit.mcp.organizer import build_organizer_server
     from worldkit.mcp.session import open_run
-    from worldkit.run.agents import AgentTask
-    from worldkit.run.session import MCPToolSession
     from worldkit.store import read_events, state_changes
 
     packet_dir = Path(packet_dir)

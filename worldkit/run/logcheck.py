@@ -14,8 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from worldkit.errors import LogTampered
-from worldkit.run.record import RECORD_FILENAME, ExecutionRecord
-from worldkit.store import ANCHOR_FILENAME, LogAnchor, Store, read_anchor, verified_events, verify_exported
+from worldkit.record.execution import RECORD_FILENAME, ExecutionRecord
+from worldkit.store import (
+    ANCHOR_FILENAME,
+    LogAnchor,
+    Store,
+    read_anchor,
+    verified_events,
+    verify_exported,
+)
 from worldkit.store.anchor import parse_anchor
 
 __all__ = ["check_run_log", "run_anchor"]

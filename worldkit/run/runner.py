@@ -2,7 +2,7 @@
 
 The run folder (`worldkit.run.folder`) is staged first; the final state is captured from the
 servers' event log and the workspace on disk, never from the agent's last message, and graded by
-the same code as `grade` and `regrade` (`worldkit.run.grading`). A run is blocked (nothing is
+the same code as `grade` and `regrade` (`worldkit.grade.grading`). A run is blocked (nothing is
 started) when the staged package fails its workspace check. A run whose agent fails (its endpoint
 is down or keeps answering 500) is marked failed — a `worldkit:run-failed` event closes its log
 and its execution record says `status: failed` — and raises `RunFailed` (exit 4).
@@ -19,27 +19,40 @@ from typing import Any
 import anyio
 from mcp import Client
 
+from worldkit.agents.registry import AgentTask, make_agent
+from worldkit.agents.session import MCPToolSession
 from worldkit.errors import CheckFailed, WorldkitError
+from worldkit.grade.grading import (
+    Grades,
+    build_record,
+    capture,
+    grade_captured,
+    revision_digest,
+    summary,
+)
+from worldkit.grade.judge import Judge
 from worldkit.mcp.server import build_seat_server
 from worldkit.mcp.session import staged_meta
 from worldkit.mcp.state import DiskWorkspace, SeatState, pre_task_state
 from worldkit.overlay import load_overlay, resolve_overlay
 from worldkit.overlay.models import Overlay
 from worldkit.overlay.toolconfig import ToolConfig
-from worldkit.run import folder as run_folder
-from worldkit.run.agents import AgentTask, make_agent
-from worldkit.run.grading import Grades, build_record, capture, grade_captured, revision_digest, summary
-from worldkit.run.judge import Judge
-from worldkit.run.record import (
+from worldkit.record.execution import (
     RECORD_FILENAME,
     RECORD_SCHEMA_VERSION,
     ExecutionRecord,
     RunStats,
     write_record,
 )
-from worldkit.run.session import MCPToolSession
-from worldkit.run.stored_records import store_record
-from worldkit.store import ANCHOR_FILENAME, EventLog, Store, read_anchor, verified_events
+from worldkit.record.stored import store_record
+from worldkit.run import folder as run_folder
+from worldkit.store import (
+    ANCHOR_FILENAME,
+    EventLog,
+    Store,
+    read_anchor,
+    verified_events,
+)
 
 __all__ = ["FAILED_TOOL", "RunFailed", "RunResult", "agent_config", "check_staged", "run_task"]
 

@@ -171,7 +171,7 @@ run_records = sa.Table(
     sa.Column(
         "run_id", sa.String(128), sa.ForeignKey("log_runs.run_id"), primary_key=True
     ),
-    # The record's own format version (`worldkit.run.record.RECORD_SCHEMA_VERSION`).
+    # The record's own format version (`worldkit.record.execution.RECORD_SCHEMA_VERSION`).
     sa.Column("record_schema", sa.SmallInteger, nullable=False),
     # The head the record's final log anchor names; when stored it was the end of the run's log.
     sa.Column("head_seq", sa.BigInteger, nullable=False),

@@ -17,7 +17,6 @@ at fork time; and a `--json` report on stdout must stay exactly the report), and
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import pickle
@@ -28,7 +27,7 @@ import traceback
 from collections.abc import Callable, Iterable
 from typing import Any, NoReturn, TypeVar
 
-from worldkit._heap import thaw_all
+from worldkit._process import die_with_parent, freeze_for_forks, thaw_all
 from worldkit.errors import ExitCode, WorldkitError
 
 T = TypeVar("T")
@@ -128,7 +127,7 @@ def _fork(run: Callable[[], bytes], failed: Callable[[dict[str, Any]], bytes],
     if it raises — into the pipe and leaves with `os._exit`, its output streams on /dev/null and the
     descriptors `close` (other children's pipes) closed."""
     read, write = os.pipe()
-    gc.freeze()  # what exists now is shared with the child: its collector leaves those pages alone
+    freeze_for_forks()  # what exists now is shared with the child: its collector leaves those pages alone
     pid = os.fork()
     if pid == 0:  # pragma: no cover - runs in the child (its coverage is not collected)
         code = 1
@@ -137,7 +136,7 @@ def _fork(run: Callable[[], bytes], failed: Callable[[dict[str, Any]], bytes],
             os.close(read)
             for fd in close:
                 os.close(fd)
-            _die_with_parent()
+            die_with_parent()
             sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - lives until os._exit
             os.dup2(sys.stdout.fileno(), 1)  # nor may anything it starts print into this process's output
             payload = run()
@@ -183,16 +182,6 @@ def _failure(error: BaseException) -> dict[str, Any]:
         "message": getattr(error, "message", str(error)),
         "trace": traceback.format_exc(),
     }
-
-
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child
-    """A child must not outlive a killed campaign (it would keep writing into the scratch folder)."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        if os.getppid() == 1:
-            os._exit(1)
 
 
 def fork_call(work: Callable[[], T]) -> Callable[[], T]:

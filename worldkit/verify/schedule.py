@@ -15,17 +15,16 @@ which is what `jobs=1` (or a process with other threads running, where forking i
 
 from __future__ import annotations
 
-import gc
 import os
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
-from worldkit._heap import thaw_all
+from worldkit._process import die_with_parent, freeze_for_forks, thaw_all
 from worldkit.check_result import CheckResult
 from worldkit.errors import WorldkitError
-from worldkit.verify.checks import REGISTRY, REPEAT, Check, check_ids, run_one
+from worldkit.verify.checks import REGISTRY, Check, check_ids, run_one
 from worldkit.verify.context import ComponentMissing, VerifyContext
 
 Progress = Callable[[str, int, int], None]
@@ -142,17 +141,11 @@ def _run_forked(check_id: str) -> CheckResult:
     return run_one(REGISTRY[check_id](), _CONTEXT[0])
 
 
-def _die_with_parent() -> None:
-    from worldkit.materialize.write import _die_with_parent as die
-
-    die()
-
-
 def _in_background() -> None:
     """A worker of the first wave: its checks need nothing shared, nothing waits for them."""
     from worldkit.verify.checks.frozen import BACKGROUND_NICE
 
-    _die_with_parent()
+    die_with_parent()
     os.nice(BACKGROUND_NICE)
 
 
@@ -223,13 +216,13 @@ def run_scheduled(
     _CONTEXT[:] = [ctx]
     pools: list[ProcessPoolExecutor] = []
 
-    def wave(checks: list[str], initializer: Callable[[], None] = _die_with_parent) -> None:
+    def wave(checks: list[str], initializer: Callable[[], None] = die_with_parent) -> None:
         """Fork workers that inherit everything built so far, and hand them `checks`, heaviest first."""
         if not checks:
             return
         # What the workers inherit is read, not freed: out of the collector's sight it is not
         # walked (and so not copied page by page into every worker) by each worker's collections.
-        gc.freeze()
+        freeze_for_forks()
         pool = ProcessPoolExecutor(max(1, min(jobs, len(checks))), mp_context=fork, initializer=initializer)
         pools.append(pool)
         for check_id in heaviest_first(checks):

@@ -18,18 +18,19 @@ correctness: deleting `.worldkit/cache` only costs time.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import io
 import os
 import pickle
 import platform
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from worldkit import __version__
 from worldkit._fs import replace_file
-from worldkit._heap import collector_paused, promote_all
 from worldkit.world import table
 
 if TYPE_CHECKING:
@@ -37,6 +38,23 @@ if TYPE_CHECKING:
 
 FORMAT = b"worldkit-world-cache 2"
 """First line of every entry; bump it when the entry layout changes."""
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The collector off while one entry is unpickled (unpickling makes no garbage for it to find,
+    and a young collection every 700 new objects would walk the world as it grows), then on again
+    if it was on: a scoped pause, not process tuning (that is `worldkit._process`'s, for the
+    programs that own their process)."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
 
 _OFF = {"off", "0", "no", "false", "none"}
 KEEP = 32
@@ -139,13 +157,12 @@ def read_entry(key: str, folder: Path | None = None, kind: str = "worlds") -> An
             handle.seek(start)
             size = int.from_bytes(handle.read(8), "big")
             try:
-                with collector_paused():
+                with _collector_paused():
                     if table.AVAILABLE:
                         rows = table.Table(os.dup(handle.fileno()), start + 8 + size)
                         loaded = table.TableUnpickler(handle, rows).load()
                     else:
                         loaded = pickle.load(handle)
-                    promote_all()  # what was unpickled lives as long as the package: not a young object
                     return loaded
             except Exception:  # noqa: BLE001 - any unreadable entry is ignored and rebuilt
                 return None
@@ -194,17 +211,17 @@ def prune(folder: Path, keep: int = KEEP) -> None:
         path.unlink(missing_ok=True)
 
 
-def cached_package(root: Path, load: Callable[[Path], WorldPackage]) -> WorldPackage:
-    """`load(root)`, or the entry a previous load of the very same sources stored."""
+def cached_package(root: Path, load: Callable[[Path], WorldPackage], kind: type[WorldPackage]) -> WorldPackage:
+    """`load(root)`, or the entry a previous load of the very same sources stored (an instance of
+    `kind`, the loader's package class: this module never imports the loader)."""
     from worldkit.world.compact import compact
-    from worldkit.world.load import WorldPackage
 
     folder = cache_root()
     if folder is None:
         return load(root)
     key, content = _keys(root)
     found = read_entry(key, folder)
-    if isinstance(found, WorldPackage) and found.root == Path(root):
+    if isinstance(found, kind) and found.root == Path(root):
         try:
             os.utime(entry_path(key, folder))  # type: ignore[arg-type]
         except OSError:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import cache, lru_cache
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -243,21 +243,7 @@ def _tree_signature(root: Path) -> tuple:
 def _load_cached(root: Path, _signature: tuple) -> WorldPackage:
     from worldkit.world.cache import cached_package  # the cross-process cache (keyed by source digest)
 
-    _freeze_at_exit()
-    return cached_package(root, _load_package)
-
-
-@cache
-def _freeze_at_exit() -> None:
-    """At the process's exit, move what is alive out of the collector's sight (`gc.freeze`), once:
-    a loaded world is some 10^5 objects that the interpreter's last collections would only traverse
-    again before freeing them (0.11 s of a 1.1 s process that materializes 10,000 files). Nothing is
-    kept alive that would otherwise be freed before the exit; the CLI does the same for every command
-    (`worldkit._cli.main`)."""
-    import atexit
-    import gc
-
-    atexit.register(gc.freeze)
+    return cached_package(root, _load_package, WorldPackage)
 
 
 DATA_SUFFIXES = (".yaml", ".yml")

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.jira_export import write_jira_export
+from worldkit.agents.infoorg import BaselineAgent, packet_agent
+from worldkit.agents.registry import NoopAgent
 from worldkit.errors import CheckFailed, InvalidOverlay, OutputExists, UsageError
 from worldkit.infoorg.baselines import run_task
 from worldkit.infoorg.check import CHECK_TYPE, StructureScoreCheck, register
@@ -27,8 +29,6 @@ from worldkit.infoorg.reference import load_reference
 from worldkit.materialize.write import materialize
 from worldkit.overlay.checks import CHECKS
 from worldkit.overlay.models import Criterion
-from worldkit.run.agents import NoopAgent
-from worldkit.run.infoorg_agent import BaselineAgent, packet_agent
 from worldkit.run.infoorg_packet import run_packet
 from worldkit.store import Store, read_events
 

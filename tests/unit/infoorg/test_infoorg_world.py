@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from worldkit._cli.main import run
+from worldkit.access.summary import describe_world
 from worldkit.infoorg.overlays import REV, SEAT, WORLD
 from worldkit.materialize.write import materialize
 from worldkit.world import load_world
-from worldkit.access.summary import describe_world
 
 DATE = "2026-05-04"
 

@@ -9,9 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.infoorg.test_organizer_library import assert_each_record_once, hashes, make_workspace
+from tests.unit.infoorg.test_organizer_library import (
+    assert_each_record_once,
+    hashes,
+    make_workspace,
+)
 from tests.unit.infoorg.test_scoring_validity import make_packet
-from worldkit.infoorg.organizer import DESTINATION_BYTES_MAX, DESTINATION_DEPTH_MAX, Organizer, OrganizerRefused
+from worldkit.infoorg.organizer import (
+    DESTINATION_BYTES_MAX,
+    DESTINATION_DEPTH_MAX,
+    Organizer,
+    OrganizerRefused,
+)
 from worldkit.infoorg.scoring import score_workspace
 from worldkit.infoorg.validity import check_workspace
 

@@ -6,7 +6,12 @@ import random
 
 import pytest
 
-from worldkit.infoorg._oracle import SHAPES, brute_force_score, perturb, random_hierarchy
+from worldkit.infoorg._oracle import (
+    SHAPES,
+    brute_force_score,
+    perturb,
+    random_hierarchy,
+)
 from worldkit.infoorg.scoring import score_trees
 
 FIELDS = ("S", "f1_bal", "E", "triplet_f1", "clade_f1")

@@ -7,7 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.jira_export import expected_membership, jira_issues, write_jira_export
+from tests.fixtures.jira_export import (
+    expected_membership,
+    jira_issues,
+    write_jira_export,
+)
 from worldkit.infoorg.sources.jira import key_order, subtask_text, subtask_units
 from worldkit.infoorg.sources.records import InvalidSource
 

@@ -9,7 +9,15 @@ from hypothesis import strategies as st
 
 from worldkit.canon import canonical_json
 from worldkit.materialize.manifest import (
-    Entry, Environment, Inputs, Manifest, ManifestBuilder, assemble, entry_line, manifest_bytes, run_lines,
+    Entry,
+    Environment,
+    Inputs,
+    Manifest,
+    ManifestBuilder,
+    assemble,
+    entry_line,
+    manifest_bytes,
+    run_lines,
 )
 
 INPUTS = Inputs(world="w", rev="r1", revision_digest="d" * 64, date="2026-03-02", seat="S1", person="P-1")

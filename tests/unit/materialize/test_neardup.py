@@ -7,7 +7,11 @@ from pathlib import Path
 
 from tests.builders import WorldSpec
 from worldkit.materialize import plan_projection
-from worldkit.materialize.neardup import mask_text, near_duplicates, seat_near_duplicates
+from worldkit.materialize.neardup import (
+    mask_text,
+    near_duplicates,
+    seat_near_duplicates,
+)
 from worldkit.world import load_world
 
 SUMMARY = "# Batch {lot}\n\nFilled {day} by {who}; {n} vials, yield {y} %. Deviation {dev}.\n"

@@ -16,8 +16,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from worldkit.render.office import Meta, cache as office_cache, docx as docx_format, pdf as pdf_format
-from worldkit.render.office._zip import Member, fixed_package, noon, stamped_core, write_package
+from worldkit.render.office import Meta
+from worldkit.render.office import cache as office_cache
+from worldkit.render.office import docx as docx_format
+from worldkit.render.office import pdf as pdf_format
+from worldkit.render.office._zip import (
+    Member,
+    fixed_package,
+    noon,
+    stamped_core,
+    write_package,
+)
 from worldkit.render.office.markdown import blocks, spans, table_lines
 
 TEXTS = [

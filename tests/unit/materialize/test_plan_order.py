@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import random
 
-from worldkit.materialize.project import _DOCUMENT, _MADE, _MAIL, _RECORD, PlannedFile, PlannedFiles
+from worldkit.materialize.project import (
+    _DOCUMENT,
+    _MADE,
+    _MAIL,
+    _RECORD,
+    PlannedFile,
+    PlannedFiles,
+)
 
 
 def _made(path: str) -> PlannedFile:

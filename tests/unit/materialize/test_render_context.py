@@ -62,8 +62,8 @@ class _Sub(dict):
     ],
 )
 def test_attribute_lookup_is_the_sandboxs(obj: object, name: str) -> None:
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
     from jinja2 import StrictUndefined, Undefined
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
 
     env = build_environment(TEMPLATES)
     sandbox = ImmutableSandboxedEnvironment(undefined=StrictUndefined)

@@ -10,7 +10,13 @@ import pytest
 
 from tests.builders import WorldSpec
 from worldkit.materialize import materialize, pack
-from worldkit.materialize.memo import ENTRY_OVERHEAD, RenderMemo, _MEMO, current_memo, fresh_renders
+from worldkit.materialize.memo import (
+    _MEMO,
+    ENTRY_OVERHEAD,
+    RenderMemo,
+    current_memo,
+    fresh_renders,
+)
 from worldkit.world import load_world
 
 

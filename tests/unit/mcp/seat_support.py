@@ -16,7 +16,12 @@ from worldkit.materialize.manifest import read_manifest
 from worldkit.mcp.seat import default_tool_config
 from worldkit.mcp.server import build_seat_server
 from worldkit.mcp.state import DiskWorkspace, SeatState
-from worldkit.overlay.toolconfig import SendMessages, ToolConfig, UpdateRecords, WriteFiles
+from worldkit.overlay.toolconfig import (
+    SendMessages,
+    ToolConfig,
+    UpdateRecords,
+    WriteFiles,
+)
 from worldkit.store import EventLog, Store, read_events
 
 DATE = "2025-07-01"

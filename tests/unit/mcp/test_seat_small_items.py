@@ -10,7 +10,12 @@ from pathlib import Path
 import pytest
 
 from tests.unit.mcp.seat_support import Run, error_text, permissive, project
-from worldkit.mcp.confine import MAX_LOGGED_STRING_CHARS, bounded_arguments, sweep_temp_files, write_confined
+from worldkit.mcp.confine import (
+    MAX_LOGGED_STRING_CHARS,
+    bounded_arguments,
+    sweep_temp_files,
+    write_confined,
+)
 from worldkit.mcp.state import DiskWorkspace
 
 pytestmark = pytest.mark.anyio

@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.mcp.seat_support import MODES, Run, bundle_tools, error_text, project, projection_files
+from tests.unit.mcp.seat_support import (
+    MODES,
+    Run,
+    bundle_tools,
+    error_text,
+    project,
+    projection_files,
+)
 from worldkit.canon import sha256_json
 from worldkit.tools.specs import TOOLS
 

@@ -67,7 +67,7 @@ def test_the_cli_apply_exits_1_like_check(tmp_path: Path, capsys: pytest.Capture
 def test_the_judge_reads_only_workspace_files(tmp_path: Path) -> None:
     import os
 
-    from worldkit.run.judge import read_deliverables
+    from worldkit.grade.judge import read_deliverables
 
     secret = tmp_path / "secret.csv"
     secret.write_text("outside secret")

@@ -12,7 +12,15 @@ import yaml
 from tests.fixtures.overlays.paths import BROKEN, FIXTURES, GOOD
 from worldkit.errors import OutputExists
 from worldkit.materialize import materialize
-from worldkit.overlay import OverlayProblems, check_overlay, freeze_overlay, load_overlay, new_overlay, pin_overlay, read_lock
+from worldkit.overlay import (
+    OverlayProblems,
+    check_overlay,
+    freeze_overlay,
+    load_overlay,
+    new_overlay,
+    pin_overlay,
+    read_lock,
+)
 from worldkit.overlay.author import lock_path
 
 WORLD = FIXTURES / "world"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from worldkit.grade.judge import judge_id, make_judge
 from worldkit.overlay.facts import FactsJudge, judge_facts
 from worldkit.overlay.models import CriterionFacts
-from worldkit.run.judge import judge_id, make_judge
 
 FACTS = CriterionFacts.model_validate({
     "required": [

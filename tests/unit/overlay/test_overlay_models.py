@@ -11,12 +11,17 @@ import pytest
 import yaml
 
 import worldkit.overlay as overlay_pkg
+from tests.fixtures.overlays.paths import FIXTURES, GOOD, TRIAGE, good_raw
 from worldkit.errors import ExitCode, InvalidOverlay
-from worldkit.overlay import Overlay, find_overlays, load_overlay, overlay_digest, resolve_overlay
+from worldkit.overlay import (
+    Overlay,
+    find_overlays,
+    load_overlay,
+    overlay_digest,
+    resolve_overlay,
+)
 from worldkit.overlay.load import parse_overlay
 from worldkit.overlay.schemas import schemas
-
-from tests.fixtures.overlays.paths import FIXTURES, GOOD, TRIAGE, good_raw
 
 
 def test_good_fixture_loads_with_every_table_a1_field() -> None:

@@ -15,7 +15,13 @@ from worldkit.overlay.context import GradingContext
 from worldkit.overlay.grading import evaluate_check
 from worldkit.overlay.models import Criterion, Overlay
 from worldkit.overlay.tables import TableError, read_table
-from worldkit.overlay.values import dates_in, fold_enum, numbers_in, parse_date, parse_number
+from worldkit.overlay.values import (
+    dates_in,
+    fold_enum,
+    numbers_in,
+    parse_date,
+    parse_number,
+)
 
 SWEEP = {
     "type": "csv_rows", "path": "sweep.csv", "key": ["equipment_id"],

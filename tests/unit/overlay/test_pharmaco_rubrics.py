@@ -11,13 +11,18 @@ from pathlib import Path
 
 import pytest
 
+from worldkit.grade.grading import Captured, grade_captured
+from worldkit.grade.judge import make_judge
 from worldkit.mcp.state import scan_workspace
 from worldkit.overlay import apply_overlay, find_overlays, load_overlay
-from worldkit.overlay.discrimination import NOTHING_DONE, REFERENCE, discriminate, variant_state
+from worldkit.overlay.discrimination import (
+    NOTHING_DONE,
+    REFERENCE,
+    discriminate,
+    variant_state,
+)
 from worldkit.overlay.models import Counterfactual, Overlay
 from worldkit.overlay.toolconfig import ToolConfig
-from worldkit.run.grading import Captured, grade_captured
-from worldkit.run.judge import make_judge
 
 PATHS = find_overlays("pharmaco_demo")
 PER_TASK = {"stability-update": 11, "authority-response": 14, "shelf-life-assessment": 5, "qualification-sweep": 5,

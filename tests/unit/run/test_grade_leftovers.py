@@ -11,7 +11,7 @@ import pytest
 from tests.fixtures.overlays.paths import GOOD
 from worldkit.errors import UsageError
 from worldkit.mcp.confine import leftover_temp_files
-from worldkit.run.grade import grade_workspace
+from worldkit.run.regrade import grade_workspace
 
 
 def _dead_pid() -> int:

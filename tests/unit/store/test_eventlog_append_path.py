@@ -13,8 +13,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from worldkit.store import EventLog, Store, read_events, row_hash, verify_chain
-from worldkit.store import times
+from worldkit.store import EventLog, Store, read_events, row_hash, times, verify_chain
 from worldkit.store.eventlog import stored_rows
 from worldkit.store.times import format_time, now_text, parse_time, utc_now
 

@@ -11,7 +11,14 @@ from collections.abc import Callable
 import pytest
 
 from worldkit.errors import ExitCode, LogTampered
-from worldkit.store import EventLog, Store, require_intact, row_hash, state_changes, verify_chain
+from worldkit.store import (
+    EventLog,
+    Store,
+    require_intact,
+    row_hash,
+    state_changes,
+    verify_chain,
+)
 
 Tamper = Callable[..., None]  # the `tamper` fixture: raw SQL with the guards dropped
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import pytest
 
 from tests.unit.verify.conftest import Frozen, tree_digest

@@ -32,8 +32,9 @@ def test_a_duplicate_field_inside_an_entity_is_refused(tmp_path: Path) -> None:
 
 
 def test_merge_keys_still_work(tmp_path: Path) -> None:
-    from worldkit.world.yamlsafe import StrictLoader
     import yaml
+
+    from worldkit.world.yamlsafe import StrictLoader
 
     assert yaml.load("a: &x {k: 1, j: 2}\nb:\n  <<: *x\n  k: 3\n", Loader=StrictLoader)["b"] == {"k": 3, "j": 2}
 

@@ -57,7 +57,7 @@ class EventLogs(BaseCheck):
 
 def _anchors(runs: Path | None, items: list[Item]) -> dict[str, object]:
     """Anchors by run id from every run folder under `runs` (its record's copy must agree)."""
-    from worldkit.run.record import RECORD_FILENAME, read_record
+    from worldkit.record.execution import RECORD_FILENAME, read_record
     from worldkit.run.logcheck import run_anchor
     from worldkit.store import ANCHOR_FILENAME, read_anchor
 

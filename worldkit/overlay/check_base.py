@@ -1,0 +1,156 @@
+"""The check protocol, the registry of check types, and the helpers every check type shares.
+
+`worldkit.overlay.checks` holds the built-in file, record, mail and change checks and imports the
+modules holding the others (`claim_checks`, `table_checks`), so importing it registers them all.
+A check-type module imports this one, never `checks` (that would be a circle).
+
+Text rules, stated once: files are read as UTF-8 (a file that is not UTF-8 fails the check);
+`case: insensitive` compares `str.casefold()` of both sides; `case: sensitive` compares exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import (
+    Annotated,
+    Any,
+    ClassVar,
+    Literal,
+    Protocol,
+    TypeVar,
+    runtime_checkable,
+)
+
+from pydantic import BeforeValidator, SerializeAsAny, field_validator
+
+from worldkit._model import Model
+from worldkit.errors import PathRefused
+from worldkit.overlay._paths import check_relative, confined
+from worldkit.overlay.context import CheckResult, GradingContext
+
+__all__ = [
+    "CHECKS",
+    "BaseCheck",
+    "CaseRule",
+    "Check",
+    "CheckField",
+    "CheckResult",
+    "GradingContext",
+    "register_check",
+]
+
+CaseRule = Literal["sensitive", "insensitive"]
+"""How text compares: exactly, or after `str.casefold()` on both sides."""
+
+
+@runtime_checkable
+class Check(Protocol):
+    """A deterministic check: reads the final state, answers pass/fail with a reason."""
+
+    type: str
+
+    def evaluate(self, ctx: GradingContext) -> CheckResult: ...
+
+
+class BaseCheck(Model):
+    """Base of the built-in checks (frozen, unknown fields rejected)."""
+
+
+    type: str
+    """The check type (the registry key)."""
+
+    credits_absence: ClassVar[bool] = False
+    """True for checks that pass because something did not happen (nothing prohibited, nothing
+    sent, a text absent). The grader credits them only when the deliverable exists
+    (`grading.evaluate_rubric`), so doing nothing passes nothing."""
+
+    def evaluate(self, ctx: GradingContext) -> CheckResult:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def workspace_paths(self) -> list[str]:
+        """Workspace paths the check reads (so `overlay check` can prove they are writable)."""
+        return []
+
+
+CHECKS: dict[str, type[BaseCheck]] = {}
+"""Check `type` → class."""
+
+_C = TypeVar("_C", bound=type[BaseCheck])
+
+
+def register_check(cls: _C) -> _C:
+    """Class decorator: register a check class under the default of its `type` field."""
+    name = cls.model_fields["type"].default
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"{cls.__name__} needs a `type: Literal['name'] = 'name'` field")
+    if CHECKS.get(name, cls) is not cls:
+        raise ValueError(f"check type {name!r} is already registered by {CHECKS[name].__name__}")
+    CHECKS[name] = cls
+    return cls
+
+
+def _parse_check(value: Any) -> Any:
+    if isinstance(value, BaseCheck) or value is None:
+        return value
+    if not isinstance(value, dict) or "type" not in value:
+        raise ValueError(f"a check is a mapping with a `type`: one of {', '.join(sorted(CHECKS))}")
+    cls = CHECKS.get(value["type"])
+    if cls is None:
+        raise ValueError(f"unknown check type {value['type']!r}; use one of {', '.join(sorted(CHECKS))}")
+    return cls.model_validate(value)
+
+
+CheckField = Annotated[SerializeAsAny[BaseCheck], BeforeValidator(_parse_check)]
+"""A field holding any registered check, parsed by its `type`."""
+
+
+# --- helpers ----------------------------------------------------------------------------------
+
+
+def _fold(text: str, case: CaseRule) -> str:
+    return text.casefold() if case == "insensitive" else text
+
+
+def _read_text(ctx: GradingContext, path: str) -> tuple[str | None, str]:
+    """(text, why-not): the workspace file as UTF-8, or None and the reason."""
+    try:
+        file = confined(ctx.workspace, path)
+    except PathRefused as error:
+        return None, error.message
+    if not file.is_file():
+        return None, f"workspace/{path} does not exist"
+    try:
+        return file.read_bytes().decode("utf-8"), ""
+    except UnicodeDecodeError:
+        return None, f"workspace/{path} is not UTF-8 text"
+
+
+def _values_equal(actual: Any, expected: Any, tolerance: float, case: CaseRule) -> bool:
+    """JSON-value equality: booleans only equal booleans, numbers within `tolerance`, strings by `case`."""
+    if isinstance(expected, bool) or isinstance(actual, bool):
+        return type(actual) is type(expected) and actual == expected
+    if isinstance(expected, (int, float)) and isinstance(actual, (int, float)):
+        return math.isclose(actual, expected, rel_tol=0, abs_tol=tolerance)
+    if isinstance(expected, str) and isinstance(actual, str):
+        return _fold(actual, case) == _fold(expected, case)
+    return actual == expected
+
+
+class _PathCheck(BaseCheck):
+    path: str
+    """Path of the file, relative to the workspace."""
+
+    @field_validator("path")
+    @classmethod
+    def _relative(cls, value: str) -> str:
+        check_relative(value, "path")
+        return value
+
+    def workspace_paths(self) -> list[str]:
+        return [self.path]
+
+
+def _as_list(value: str | list[str]) -> list[str]:
+    return [value] if isinstance(value, str) else list(value)
+
+

@@ -1,4 +1,4 @@
-"""`worldkit campaign run/status` end to end: kill -9 and resume, two hosts on one PostgreSQL store."""
+"""`worldkit campaign run/status` end to end: kill -9 and resume, one coordinator per campaign, status."""
 
 from __future__ import annotations
 
@@ -192,33 +192,52 @@ def test_a_finished_campaign_restarted_runs_nothing_and_a_busy_folder_is_refused
         held.release()
 
 
-@pytest.mark.postgres
-def test_two_hosts_share_one_postgresql_store(tmp_path: Path, store_url: str, capsys) -> None:
-    if not store_url.startswith("postgresql"):
-        pytest.skip("sharing across hosts needs PostgreSQL")
+def test_a_second_coordinator_of_a_campaign_is_refused(tmp_path: Path, store_url: str) -> None:
+    """Two hosts (two folders) on one store: the second coordinator is refused while the first runs,
+    naming it and the way to use several machines (Ray); the first finishes every run once."""
     design = write_design(tmp_path, full=2, curated=1)
-    outs = [tmp_path / "host-a", tmp_path / "host-b"]
-    procs = [start(design, out, "--workers", "1", "--store", store_url, "--json") for out in outs]
-    results = []
-    for proc in procs:
-        stdout, stderr = proc.communicate(timeout=240)
-        assert proc.returncode == 0, stderr.decode()
-        results.append(json.loads(stdout))
-    assert all((r["planned"], r["done"]) == (6, 6) for r in results)
-    campaign_id = final_id(outs[0])
-    assert final_id(outs[1]) == campaign_id
+    first = start(design, tmp_path / "host-a", "--workers", "1", "--store", store_url, "--json")
+    try:
+        deadline = time.monotonic() + 120
+        while not (tmp_path / "host-a" / "campaign.json").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.5)  # the coordinator holds the campaign right after writing campaign.json
+        second = subprocess.run([sys.executable, "-m", "worldkit", "campaign", "run", str(design), "--out",
+                                 str(tmp_path / "host-b"), "--store", store_url], env=ENV, capture_output=True,
+                                timeout=120)  # fmt: skip
+        stdout, stderr = first.communicate(timeout=240)
+    finally:
+        first.kill()
+    assert first.returncode == 0, stderr.decode()
+    assert (json.loads(stdout)["planned"], json.loads(stdout)["done"]) == (6, 6)
+    if second.returncode == 0:
+        pytest.skip("the first coordinator finished before the second started; nothing was contended")
+    text = " ".join(second.stderr.decode().split())
+    assert second.returncode == 2 and "is being run by another coordinator" in text and "--executor ray" in text
+    assert not (tmp_path / "host-b" / "runs").exists() or not any((tmp_path / "host-b" / "runs").iterdir())
     with Store.open(store_url) as store:
-        rows = claims.rows(store, campaign_id)
+        rows = claims.rows(store, final_id(tmp_path / "host-a"))
     assert [r.status for r in rows] == ["done"] * 6 and all(r.attempt == 1 for r in rows)
-    found = Counter()
-    for out in outs:
-        for record in (out / "runs").glob("*/execution-record.json"):
-            found[read_record(record).run_id] += 1
-    assert sorted(found) == sorted(r.run_id for r in rows) and set(found.values()) == {1}
-    assert results[0]["records"] + results[1]["records"] == 6
-    assert results[0]["records"] and results[1]["records"], "one host did every run"
-    # The records are in the shared store too: one report of the store is both hosts' folders'.
-    check_store_reports_as_folders(capsys, outs, store_url, tmp_path / "ledgers")
+
+
+def test_status_reads_the_store_the_campaign_was_run_with(tmp_path: Path, capsys, monkeypatch) -> None:
+    """Not the working folder's default store: the one `campaign.json` names; a --store naming
+    another store is refused."""
+    design, out = write_design(tmp_path, full=1, curated=0), tmp_path / "c"
+    elsewhere = tmp_path / "stores" / "campaign.db"
+    elsewhere.parent.mkdir()
+    assert run(["campaign", "run", str(design), "--out", str(out), "--store", str(elsewhere), "--json"]) == 0
+    capsys.readouterr()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("WORLDKIT_STORE", raising=False)
+    assert run(["campaign", "status", str(out), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert (shown["planned"], shown["done"], shown["pending"], shown["records"]) == (2, 2, 0, 2)
+    assert shown["planned"] == shown["done"] + shown["failed"] + shown["running"] + shown["pending"]
+    assert shown["store"] == f"sqlite:///{elsewhere}"
+    assert not (tmp_path / ".worldkit").exists()
+    assert run(["campaign", "status", str(out), "--store", str(tmp_path / "other.db")]) == 2
+    assert "is not the store of campaign folder" in capsys.readouterr().err
 
 
 def test_cli_errors_name_the_file_and_the_fix(tmp_path: Path, capsys) -> None:

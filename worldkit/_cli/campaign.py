@@ -18,8 +18,8 @@ campaign_app = typer.Typer(
 )
 
 STORE_HELP = (
-    "Store URL shared by the workers (postgresql+psycopg://… for several hosts); default: "
-    "DIR/store.db (SQLite)."
+    "Store URL shared by the workers (postgresql+psycopg://… when Ray nodes run on several machines); "
+    "default: DIR/store.db (SQLite)."
 )
 
 
@@ -48,19 +48,33 @@ def plan_command(
 def run_command(
     design: Path = typer.Argument(..., metavar="DESIGN", help="Campaign design file (YAML)."),
     out: Path = typer.Option(..., "--out", metavar="DIR", help="Campaign folder: plan, run records, state."),
-    workers: int = typer.Option(1, "--workers", min=1, help="Worker processes on this host."),
+    workers: int = typer.Option(1, "--workers", min=1, help="Worker processes on this host (local executor)."),
+    executor: str = typer.Option("local", "--executor", help="local (worker processes on this host) or ray (a Ray cluster)."),
+    ray_address: str | None = typer.Option(None, "--ray-address", metavar="ADDR",
+                                           help="The Ray cluster to use (`ray start --head` prints it); default: start Ray here."),
+    cpus_per_run: float = typer.Option(1.0, "--cpus-per-run", min=0.01, help="CPUs each run reserves (ray)."),
+    memory_mb: int = typer.Option(0, "--memory-mb", min=0, help="Memory each run reserves, MiB (ray; 0: none declared)."),
+    endpoint_resource: str | None = typer.Option(
+        None, "--endpoint-resource", metavar="NAME",
+        help="A custom Ray resource each run takes one unit of, to cap an agent endpoint's concurrency (ray)."),
     store: str | None = typer.Option(None, "--store", help=STORE_HELP),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="Run failed runs again."),
     runs_per_worker: int = typer.Option(
-        0, "--runs-per-worker", min=0, help="Replace a worker process after this many runs (0: never)."
+        50, "--runs-per-worker", min=0, help="Replace a worker process after this many runs (0: never; local)."
     ),
+    max_worker_rss_mb: int = typer.Option(
+        1024, "--max-worker-rss-mb", min=0,
+        help="Replace a worker process once its memory passes this many MiB after a run (0: no ceiling; local)."),
     as_json: bool = typer.Option(False, "--json", help="Print the final status as JSON."),
 ) -> None:
     """Run (or resume) a campaign: every planned run staged, verified, executed, graded, recorded once.
 
     Start it again with the same arguments after any interruption: finished runs are kept,
-    interrupted ones redone. Hosts sharing a PostgreSQL --store share the plan.
+    interrupted ones redone. One coordinator runs a campaign; to use several machines, start a Ray
+    cluster (`ray start --head` on one, `ray start --address ADDR` on the others) and pass
+    `--executor ray --ray-address ADDR` with a PostgreSQL --store every node reaches.
     """
+    import sys
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -93,9 +107,28 @@ def run_command(
             running=state.running,
         )  # fmt: skip
 
-    with progress:
-        state = run_campaign(design, out, workers=workers, store_url=store, retry_failed=retry_failed,
-                             runs_per_worker=runs_per_worker, on_progress=show)  # fmt: skip
+    if executor not in ("local", "ray"):
+        from worldkit.errors import UsageError
+
+        raise UsageError(f"--executor {executor}: use local or ray")
+    tty = console.is_terminal
+
+    def finished(line: str) -> None:
+        if not tty:
+            print(line, file=sys.stderr, flush=True)
+
+    with progress if tty else _quiet():
+        if executor == "ray":
+            from worldkit.campaign.ray_executor import RayOptions, run_campaign_ray
+
+            options = RayOptions(address=ray_address, cpus_per_run=cpus_per_run, memory_mb=memory_mb,
+                                 endpoint_resource=endpoint_resource)
+            state = run_campaign_ray(design, out, options=options, store_url=store, retry_failed=retry_failed,
+                                     on_progress=show if tty else None, on_finished=finished)  # fmt: skip
+        else:
+            state = run_campaign(design, out, workers=workers, store_url=store, retry_failed=retry_failed,
+                                 runs_per_worker=runs_per_worker, max_worker_rss_mb=max_worker_rss_mb,
+                                 on_progress=show if tty else _lines(finished))  # fmt: skip
     summary = state.as_dict()
     if as_json:
         echo_json(summary)
@@ -106,6 +139,27 @@ def run_command(
         _packet_tables(out)
     if state.failed:
         raise CheckFailed(f"{state.failed} of {state.planned} runs failed; see `worldkit campaign status {out}`, fix, then rerun with --retry-failed")
+
+
+class _quiet:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def _lines(say):  # noqa: ANN001, ANN202 - a progress callback that prints one line per finished run
+    seen = {"finished": None}
+
+    def show(state) -> None:  # noqa: ANN001
+        finished = state.done + state.failed
+        if seen["finished"] is not None and finished != seen["finished"]:
+            say(f"{finished}/{state.planned} finished (done {state.done}, failed {state.failed}, "
+                f"running {state.running})")
+        seen["finished"] = finished
+
+    return show
 
 
 def _packet_tables(out: Path) -> None:
@@ -119,7 +173,7 @@ def _packet_tables(out: Path) -> None:
 @campaign_app.command("status")
 def status_command(
     out: Path = typer.Argument(..., metavar="DIR", help="Campaign folder (the --out of `campaign run`)."),
-    store: str | None = typer.Option(None, "--store", help="Store URL, if not DIR/store.db or $WORLDKIT_STORE."),
+    store: str | None = typer.Option(None, "--store", help="The campaign's store URL, when DIR/campaign.json names one with a password (or $WORLDKIT_STORE)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Where a campaign stands: planned, done, failed, running, pending, records on disk."""
@@ -136,6 +190,8 @@ def status_command(
     )
     for failure in status["failures"]:
         typer.echo(f"  failed {failure['seq']:04d} {failure['run_id']}: {failure['error']}")
+    for dropped in status["discarded"]:
+        typer.echo(f"  discarded {dropped['seq']:04d} {dropped['run_id']}: {dropped['reason']} (not recorded)")
 
 
 def register(app: typer.Typer) -> None:

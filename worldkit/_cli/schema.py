@@ -77,11 +77,15 @@ def output_schemas() -> dict[str, dict[str, Any]]:
     failure: type[BaseModel] = create_model(
         "CampaignFailure", __config__=closed, seq=(int, ...), run_id=(str, ...), error=(str | None, ...),
     )  # fmt: skip
+    discard: type[BaseModel] = create_model(
+        "CampaignDiscard", __config__=closed, seq=(int, ...), run_id=(str, ...), reason=(str, ...),
+    )  # fmt: skip
     campaign_status: type[BaseModel] = create_model(
         "CampaignStatus", __config__=closed, __doc__="`worldkit campaign status --json`.",
         campaign_id=(str, ...), plan_sha256=(str, ...), store=(str, ...), planned=(int, ...), done=(int, ...),
         failed=(int, ...), running=(int, ...), pending=(int, ...), records=(int, ...),
         failures=(list[failure], ...),  # type: ignore[valid-type]
+        discarded=(list[discard], ...),  # type: ignore[valid-type]
     )  # fmt: skip
     log_verify = ChainReport.model_json_schema(mode="serialization")  # printed with its one-line `message`
     log_verify["properties"]["message"] = {"type": "string", "title": "Message"}

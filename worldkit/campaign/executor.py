@@ -1,4 +1,4 @@
-"""Run a campaign's plan with N worker processes, resumable after kill -9, shareable across hosts.
+"""Run a campaign's plan with N worker processes on this host, resumable after kill -9.
 
 Layout of a campaign folder `DIR`:
 
@@ -15,7 +15,13 @@ store — on condition that the worker still holds that attempt. On start, the c
 `DIR/.lock`, returns the claims of dead local workers to the pool, keeps a run whose record
 reached `runs/` before its worker died, deletes what was in flight and any superseded attempt,
 and starts workers; a worker claims runs in plan order until none is pending. Workers are
-child processes that die with their coordinator (PR_SET_PDEATHSIG, and a parent watch).
+child processes that die with their coordinator (PR_SET_PDEATHSIG, and a parent watch), and are
+replaced after `runs_per_worker` runs or once their memory passes `max_worker_rss_mb`, so a long
+campaign's memory stays flat.
+
+One coordinator runs a campaign (`claims.acquire`, a random coordinator id, leased by the store's
+clock): a second one, on this host or another, is refused while the first is alive. Several
+machines run a campaign through Ray (`worldkit.campaign.ray_executor`).
 """
 
 from __future__ import annotations
@@ -26,7 +32,6 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -58,7 +63,13 @@ INFLIGHT = ".inflight"
 WORKER_LOGS = ".workers"
 RECORD_FILES = {"overlay": "execution-record.json", "packet": "result.json"}
 LEASE_S = 120.0
-"""A claim whose heartbeat is older than this is free for workers on other hosts."""
+"""Kept for the bookkeeping's coordinator-less callers; the executors judge their own workers by pid."""
+RUNS_PER_WORKER = 50
+"""A worker process is replaced after this many runs by default (0: never)."""
+MAX_WORKER_RSS_MB = 1024
+"""…or as soon as its resident memory passes this many MiB after a run (0: no ceiling)."""
+KEEP_S = 5.0
+"""How often the coordinator renews its hold on the campaign."""
 
 
 @dataclass(frozen=True)
@@ -95,10 +106,13 @@ class CampaignCounts:
     pending: int = 0
     records: int = 0
     failures: list[dict[str, Any]] = field(default_factory=list)
+    discarded: list[dict[str, Any]] = field(default_factory=list)
+    """Results that arrived for an attempt that no longer counted (not recorded)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {"planned": self.planned, "done": self.done, "failed": self.failed, "running": self.running,
-                "pending": self.pending, "records": self.records, "failures": self.failures}  # fmt: skip
+                "pending": self.pending, "records": self.records, "failures": self.failures,
+                "discarded": self.discarded}  # fmt: skip
 
 
 def default_store(out: Path) -> str:
@@ -194,33 +208,24 @@ def _purge_other_attempts(campaign: Campaign, claim: claims.Claim) -> None:
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def worker_main(campaign: Campaign, max_runs: int, coordinator: int | None = None) -> None:
-    """A worker: claim, execute, record, until nothing is pending or `max_runs` are done."""
+def worker_main(campaign: Campaign, max_runs: int, coordinator: int | None = None, *,
+                coordinator_id: str = "", max_rss_mb: int = 0) -> None:
+    """A worker: claim, execute, record, until nothing is pending, `max_runs` are done, or its
+    memory passed `max_rss_mb` (the coordinator then starts a fresh worker)."""
     if coordinator is not None:
         die_with_parent(coordinator)
-    holder = claims.this_holder()
+    holder = claims.this_holder(coordinator_id)
     store = Store.open(campaign.store_url)
-    current: list[claims.Claim] = []
-    stop = threading.Event()
-
-    def beat() -> None:
-        with Store.open(campaign.store_url) as own:
-            while not stop.wait(LEASE_S / 6):
-                if current:
-                    try:
-                        claims.heartbeat(own, campaign.campaign_id, list(current), holder)
-                    except WorldkitError:
-                        pass
-
-    threading.Thread(target=beat, daemon=True, name="heartbeat").start()
     (campaign.out / RUNS).mkdir(parents=True, exist_ok=True)
     done = 0
     try:
         while not max_runs or done < max_runs:
+            rss = _rss_kb()
+            if done and max_rss_mb and rss is not None and rss > max_rss_mb * 1024:
+                return
             claim = claims.claim_next(store, campaign.campaign_id, holder, campaign.run_id)
             if claim is None:
                 return
-            current[:] = [claim]
             run = campaign.run_for(claim.seq)
             final = campaign.out / RUNS / claim.run_id
             _purge_other_attempts(campaign, claim)
@@ -240,14 +245,13 @@ def worker_main(campaign: Campaign, max_runs: int, coordinator: int | None = Non
                 digest = sha256_file(final / campaign.record_file(run))
                 if not claims.finish(store, campaign.campaign_id, claim, holder, status="done", record_sha256=digest, rss_kb=_rss_kb()):
                     shutil.rmtree(final, ignore_errors=True)  # the claim was lost: another attempt counts
-            current.clear()
             done += 1
     finally:
-        stop.set()
         store.close()
 
 
-def spawn_worker(campaign: Campaign, runs_per_worker: int) -> subprocess.Popen[bytes]:
+def spawn_worker(campaign: Campaign, runs_per_worker: int, coordinator_id: str = "",
+                 max_rss_mb: int = 0) -> subprocess.Popen[bytes]:
     """Start one worker process (`python -m worldkit.campaign.worker`); it dies with us.
 
     The store URL goes through the environment, not the command line (it may hold a password).
@@ -255,7 +259,7 @@ def spawn_worker(campaign: Campaign, runs_per_worker: int) -> subprocess.Popen[b
     logs = campaign.out / WORKER_LOGS
     logs.mkdir(parents=True, exist_ok=True)
     job = {"out": str(campaign.out), "paths": campaign.paths, "runs_per_worker": runs_per_worker,
-           "coordinator": os.getpid()}
+           "coordinator": os.getpid(), "coordinator_id": coordinator_id, "max_rss_mb": max_rss_mb}
     log = open(logs / f"worker-{time.time_ns()}.log", "wb")  # noqa: SIM115 - handed to the child
     try:
         proc = subprocess.Popen(
@@ -300,14 +304,14 @@ class _DirLock:
         self.handle.close()
 
 
-def reconcile(campaign: Campaign, store: Store) -> None:
+def reconcile(campaign: Campaign, store: Store, me: claims.Holder | None = None) -> None:
     """Make the folder and the store agree before workers start (the coordinator holds the lock).
 
     Claims of dead local workers go back to the pool; a released run whose record reached
     `runs/` is kept (adopted); everything in flight, and every run folder that is not the
     recorded attempt of its run, is deleted.
     """
-    claims.release_dead(store, campaign.campaign_id, lease_s=LEASE_S, me=claims.this_holder())
+    claims.release_dead(store, campaign.campaign_id, lease_s=LEASE_S, me=me or claims.this_holder())
     shutil.rmtree(campaign.out / INFLIGHT, ignore_errors=True)
     runs_dir = campaign.out / RUNS
     if not runs_dir.is_dir():
@@ -350,6 +354,8 @@ def counts(campaign: Campaign, store: Store) -> CampaignCounts:
         setattr(result, row.status, getattr(result, row.status) + 1)
         if row.status == "failed":
             result.failures.append({"seq": row.seq, "run_id": row.run_id, "error": row.error})
+    result.discarded = [{"seq": row.seq, "run_id": row.run_id, "reason": row.reason}
+                        for row in claims.discards(store, campaign.campaign_id)]
     runs_dir = campaign.out / RUNS
     if runs_dir.is_dir():
         result.records = sum(
@@ -366,7 +372,8 @@ def run_campaign(
     workers: int = 1,
     store_url: str | None = None,
     retry_failed: bool = False,
-    runs_per_worker: int = 0,
+    runs_per_worker: int = RUNS_PER_WORKER,
+    max_worker_rss_mb: int = MAX_WORKER_RSS_MB,
     on_progress: Callable[[CampaignCounts], None] | None = None,
     poll_s: float = 0.5,
 ) -> CampaignCounts:
@@ -377,13 +384,12 @@ def run_campaign(
     lock = _DirLock(out)
     try:
         campaign = open_campaign(design_path, out, store_url)
-        with Store.open(campaign.store_url) as store:
-            reconcile(campaign, store)
+        with Store.open(campaign.store_url) as store, coordinating(store, campaign, "local") as me:
+            reconcile(campaign, store, me)
             if retry_failed:
                 claims.retry_failed(store, campaign.campaign_id)
             procs: list[Any] = []
-            me = claims.this_holder()
-            last_release = time.monotonic()
+            last_release = last_keep = time.monotonic()
             crashes, finished = 0, -1
             while True:
                 state = counts(campaign, store)
@@ -400,15 +406,51 @@ def run_campaign(
                 procs = [p for p in procs if p.poll() is None]
                 if state.pending and len(procs) < workers:
                     for _ in range(min(workers - len(procs), state.pending)):
-                        procs.append(spawn_worker(campaign, runs_per_worker))
+                        procs.append(spawn_worker(campaign, runs_per_worker, me.coordinator, max_worker_rss_mb))
                 if not state.pending and not state.running and not procs:
                     return state
                 if time.monotonic() - last_release > 5 or (not procs and state.running):
                     claims.release_dead(store, campaign.campaign_id, lease_s=LEASE_S, me=me)
                     last_release = time.monotonic()
+                if time.monotonic() - last_keep > KEEP_S:
+                    still_in_charge(store, campaign, me)
+                    last_keep = time.monotonic()
                 time.sleep(poll_s)
     finally:
         lock.release()
+
+
+class _Coordinating:
+    def __init__(self, store: Store, campaign: Campaign, executor: str) -> None:
+        self.store, self.campaign, self.executor = store, campaign, executor
+        self.holder = claims.this_holder(claims.new_coordinator_id())
+
+    def __enter__(self) -> claims.Holder:
+        claims.acquire(self.store, self.campaign.campaign_id, self.holder.coordinator, executor=self.executor,
+                       folder=str(self.campaign.out))
+        return self.holder
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            claims.release(self.store, self.campaign.campaign_id, self.holder.coordinator)
+        except WorldkitError:
+            pass  # the store went away: the lease runs out by itself
+
+
+def coordinating(store: Store, campaign: Campaign, executor: str) -> _Coordinating:
+    """Hold the campaign as its one coordinator while the block runs (a fresh random coordinator id,
+    the holder every claim of this coordinator names); given up on leaving."""
+    return _Coordinating(store, campaign, executor)
+
+
+def still_in_charge(store: Store, campaign: Campaign, me: claims.Holder) -> None:
+    """Renew the coordinator's hold; stop (an error) if the campaign passed to another coordinator."""
+    if not claims.keep(store, campaign.campaign_id, me.coordinator):
+        raise WorldkitError(
+            f"campaign {campaign.campaign_id} passed to another coordinator while this one was not heard "
+            f"from for {claims.COORDINATOR_LEASE_S:.0f} s (stopped or cut off); nothing this one finishes "
+            "from now on is recorded. See `worldkit campaign status` for where it stands."
+        )
 
 
 def read_state(out: Path) -> dict[str, Any]:
@@ -430,5 +472,29 @@ def load_campaign(out: Path, store_url: str | None = None) -> Campaign:
     if sha256_bytes(data) != recorded or recorded != state["plan_sha256"]:
         raise WorldkitError(f"{out / PLAN_FILE} does not match its digest {recorded[:12]}…; the plan was modified")
     plan = CampaignPlan.model_validate_json(data)
-    url = resolve_url(store_url) if store_url else (default_store(out) if (out / "store.db").exists() else resolve_url(None))
-    return Campaign(plan=plan, paths={}, out=out, store_url=url)
+    return Campaign(plan=plan, paths={}, out=out, store_url=campaign_store(out, state, store_url))
+
+
+def campaign_store(out: Path, state: dict[str, Any], given: str | None = None) -> str:
+    """The store the campaign in `out` was run with (`campaign.json` names it, password masked).
+
+    A URL given (`--store`, else $WORLDKIT_STORE) must name that same store: it supplies the
+    password the folder does not keep."""
+    recorded = str(state.get("store") or "")
+    if not recorded:
+        raise UsageError(f"{out / STATE_FILE} names no store; pass the campaign's store with --store URL")
+    given = given or os.environ.get("WORLDKIT_STORE") or None
+    if given is not None:
+        url = resolve_url(given)
+        if describe_url(url) != recorded:
+            raise UsageError(
+                f"--store {describe_url(url)} is not the store of campaign folder {out} ({recorded}, named in "
+                f"{out / STATE_FILE}); pass that store's URL, or leave --store out"
+            )
+        return url
+    if recorded != describe_url(recorded) or "***" in recorded:
+        raise UsageError(
+            f"campaign folder {out} was run with store {recorded}, whose password the folder does not keep; "
+            "pass its URL with --store or $WORLDKIT_STORE"
+        )
+    return recorded

@@ -1,7 +1,9 @@
 """Where a campaign stands: planned, done, failed, running, pending, and the records on disk.
 
-Read from the campaign folder's plan (its digest checked) and from the store's claims; the
-folder's own record count is reported beside the store's figures, never trusted instead of them.
+Read from the campaign folder's plan (its digest checked) and from the store the folder's
+`campaign.json` names (never a default store); the folder's own record count is reported beside
+the store's figures, never trusted instead of them. Results that arrived for an attempt that no
+longer counted are listed as discarded (they were not recorded).
 """
 
 from __future__ import annotations

@@ -19,7 +19,8 @@ def main() -> None:
     job = json.loads(sys.stdin.read())
     loaded = load_campaign(Path(job["out"]), os.environ["WORLDKIT_STORE"])
     campaign = Campaign(plan=loaded.plan, paths=dict(job["paths"]), out=loaded.out, store_url=loaded.store_url)
-    worker_main(campaign, int(job.get("runs_per_worker", 0)), job.get("coordinator"))
+    worker_main(campaign, int(job.get("runs_per_worker", 0)), job.get("coordinator"),
+                coordinator_id=str(job.get("coordinator_id", "")), max_rss_mb=int(job.get("max_rss_mb", 0)))
 
 
 if __name__ == "__main__":

@@ -4,11 +4,15 @@
   run by `worldkit campaign run` with 1 worker, then with 2, each in a fresh folder and store;
   prints both wall times and their ratio (target ≤ 0.6 on the 2-core machine). Medians of
   `--repeats`.
+- `--ray`: the same 24-run campaign by the local executor (`--workers`, the baseline, in the same
+  command) and by the Ray executor on a one-node and a two-node Ray cluster on this machine
+  (`ray.cluster_utils.Cluster`, the CPUs split between the nodes); prints runs per minute and the
+  per-run overhead against the local executor's. Needs the `ray` extra.
 - `--paper`: the paper's design, 8 tasks × 3 agents × (4 full + 2 per curator's packet) = 192
   runs, with oracle, noop and a scripted `openai` agent (a local endpoint that answers at once);
   prints the workers' resident memory after each run (from the store) and the per-run slope.
 
-    python bench/campaign.py [--workers 2] [--repeats 1] [--paper] [--tmp DIR]
+    python bench/campaign.py [--workers 2] [--repeats 1] [--paper | --ray] [--tmp DIR]
 """
 
 from __future__ import annotations
@@ -80,6 +84,52 @@ def speedup(args: argparse.Namespace) -> dict:
             "loadavg_1m_at_end": round(os.getloadavg()[0], 2)}  # fmt: skip
 
 
+def _ray_campaign(design: Path, out: Path, nodes: int, cpus: int) -> tuple[float, dict]:
+    """Wall time and final status of one Ray-executor campaign on a fresh `nodes`-node cluster
+    holding `cpus` CPUs in all (the cluster's start-up is not timed)."""
+    from ray.cluster_utils import Cluster
+
+    from worldkit.campaign.ray_executor import RayOptions, run_campaign_ray
+
+    per_node = max(1, cpus // nodes)
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": per_node, "include_dashboard": False})
+    for _ in range(nodes - 1):
+        cluster.add_node(num_cpus=per_node)
+    cluster.wait_for_nodes()
+    try:
+        start = time.perf_counter()
+        state = run_campaign_ray(design, out, options=RayOptions(address=cluster.address))
+        return time.perf_counter() - start, state.as_dict()
+    finally:
+        cluster.shutdown()
+
+
+def ray_rows(args: argparse.Namespace) -> dict:
+    times: dict[str, list[float]] = defaultdict(list)
+    with tempfile.TemporaryDirectory(prefix="wkcampaign-ray-", dir=args.tmp, ignore_cleanup_errors=True) as tmp:
+        design = Path(tmp) / "design.yaml"
+        design.write_text(f"tasks: {json.dumps(SPEEDUP_TASKS)}\nagents: [oracle, noop]\nconditions: {{full: 4}}\nseed: 1\n")
+        for repeat in range(args.repeats):
+            elapsed, state = campaign(design, Path(tmp) / f"local-{repeat}", args.workers)
+            assert state["done"] == 24, state
+            times["local"].append(elapsed)
+            for nodes in (1, 2):
+                elapsed, state = _ray_campaign(design, Path(tmp) / f"ray{nodes}-{repeat}", nodes, args.workers)
+                assert state["done"] == 24, state
+                times[f"ray_{nodes}_node"].append(elapsed)
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    local = medians["local"]
+    rows = {"bench": "campaign.ray", "runs": 24, "cpus": args.workers, "repeats": args.repeats,
+            "local_s": round(local, 2), "local_runs_per_min": round(24 / local * 60, 1)}
+    for nodes in (1, 2):
+        wall = medians[f"ray_{nodes}_node"]
+        rows[f"ray_{nodes}_node_s"] = round(wall, 2)
+        rows[f"ray_{nodes}_node_runs_per_min"] = round(24 / wall * 60, 1)
+        rows[f"ray_{nodes}_node_overhead_per_run_s"] = round((wall - local) / 24 * args.workers, 3)
+        rows[f"ray_{nodes}_node_ratio"] = round(wall / local, 3)
+    return rows
+
+
 def _scripted_endpoint() -> tuple[ThreadingHTTPServer, str]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802 - http.server API
@@ -143,9 +193,10 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--paper", action="store_true", help="run the 192-run plan and report memory")
+    parser.add_argument("--ray", action="store_true", help="the local executor against Ray on 1 and 2 nodes")
     parser.add_argument("--tmp", default=None, help="scratch folder for the campaigns (default: the system's)")
     args = parser.parse_args()
-    print(json.dumps(paper(args) if args.paper else speedup(args)))
+    print(json.dumps(paper(args) if args.paper else ray_rows(args) if args.ray else speedup(args)))
 
 
 if __name__ == "__main__":

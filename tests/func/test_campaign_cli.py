@@ -238,6 +238,17 @@ def test_status_reads_the_store_the_campaign_was_run_with(tmp_path: Path, capsys
     assert not (tmp_path / ".worldkit").exists()
     assert run(["campaign", "status", str(out), "--store", str(tmp_path / "other.db")]) == 2
     assert "is not the store of campaign folder" in capsys.readouterr().err
+    # a report of the folder names the campaign and how much of it the folder holds
+    plan_sha = json.loads((out / "campaign.json").read_bytes())["plan_sha256"]
+    assert run(["report", str(out), "--replicates", "0"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert f"campaign {final_id(out)} (plan sha256 {plan_sha[:12]}…): 2 of 2 planned runs" in text
+    import shutil
+
+    shutil.rmtree(sorted((out / "runs").iterdir())[0])  # one host's share of a campaign, say
+    assert run(["report", str(out / "runs"), "--replicates", "0"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert f"(plan sha256 {plan_sha[:12]}…): 1 of 2 planned runs — a part of the campaign" in text
 
 
 def test_cli_errors_name_the_file_and_the_fix(tmp_path: Path, capsys) -> None:

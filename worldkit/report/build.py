@@ -261,6 +261,7 @@ def load_report(runs: Sequence[Path] = (), ledgers: Path | None = None, *,
     bootstrap replicates from `seed`, over `workers` processes; 0 replicates: no intervals),
     its curated packets' characteristics and its provenance.
     """
+    from worldkit.report.campaigns import campaign_notes
     from worldkit.report.records import gather_records
 
     if not runs and not stores and ledgers is None:
@@ -268,6 +269,7 @@ def load_report(runs: Sequence[Path] = (), ledgers: Path | None = None, *,
     if replicates < 0:
         raise UsageError(f"--replicates must be 0 or more (got {replicates})")
     records, notes = gather_records(runs, stores, run_ids) if runs or stores else ([], [])
+    notes = campaign_notes(runs, records) + notes
     rows = record_rows(records)
     labels: dict[str, str] = {}
     packets: dict[str, PacketSummary] = {}

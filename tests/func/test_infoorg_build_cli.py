@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,29 @@ def test_build_reports_a_manifest_mismatch(capsys, tmp_path: Path, export: Path)
     assert err == (f"error: {manifest}: committed for family thread seed 0, built family thread "
                    "seed 4; rebuild from the pinned source with the committed seed, or "
                    "regenerate the manifest with --write-manifest if the change is intended\n")
+    assert not (tmp_path / "b").exists()  # a build that fails its manifest check writes nothing
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "thread.json"]  # and leaves no scratch
+
+
+def test_a_one_byte_source_change_writes_nothing_over_an_existing_out(
+    capsys, tmp_path: Path, export: Path
+) -> None:
+    manifest = tmp_path / "thread.json"
+    out = tmp_path / "packets"
+    assert cli(capsys, "build", "--family", "thread", "--source", str(export), "--out", str(out),
+               "--tasks", "2", "--manifest", str(manifest), "--write-manifest")[0] == 0
+    before = sorted((p.relative_to(out), p.read_bytes()) for p in out.rglob("*") if p.is_file())
+    changed = tmp_path / "changed"
+    shutil.copytree(export, changed)
+    data = sorted(p for p in changed.rglob("*.json") if p.is_file())[0]
+    raw = data.read_bytes()
+    at = raw.index(b"a")  # one byte of some text field changes
+    data.write_bytes(raw[:at] + b"b" + raw[at + 1:])
+    code, _, err = cli(capsys, "build", "--family", "thread", "--source", str(changed), "--out", str(out),
+                       "--tasks", "2", "--manifest", str(manifest), "--force")
+    assert code == 1 and "differs in" in err
+    assert sorted((p.relative_to(out), p.read_bytes()) for p in out.rglob("*") if p.is_file()) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["changed", "packets", "thread.json"]
 
 
 def test_build_absent_manifest_and_json(capsys, tmp_path: Path, export: Path) -> None:

@@ -62,7 +62,7 @@ def serve_command(
         inbox_inventory,
         stage_workspace,
     )
-    from worldkit.mcp.organizer import build_organizer_server
+    from worldkit.mcp.organizer import build_organizer_server, check_settled
     from worldkit.mcp.session import new_run_id, open_run
     from worldkit.mcp.stdio import run_stdio
     from worldkit.store import Store
@@ -76,6 +76,9 @@ def serve_command(
     staged = stage_workspace(packet, workspace)
     with Store.open(store) as opened:
         run = run_id or new_run_id(overlay.seat)
+        # A move a killed server of another run left half-done is that run's to log: refuse
+        # before this run is claimed (`worldkit log recover` settles it).
+        check_settled(workspace, opened, run)
         # The log is written before each call returns, so no move reaches the agent unlogged.
         with open_run(opened, run, overlay.seat) as log:
             server = build_organizer_server(

@@ -9,11 +9,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from worldkit._cli.output import echo_json
-from worldkit.errors import CheckFailed, UsageError, WorldkitError
+from worldkit.errors import CheckFailed, LogTampered, UsageError, WorldkitError
 
 STORE_HELP = (
     "Store URL (sqlite:///path or postgresql+psycopg://…); default $WORLDKIT_STORE, "
@@ -286,15 +287,26 @@ def recover_command(
 ) -> None:
     """Settle a killed server's workspace with its run's log (the next start's crash recovery).
 
-    A write killed after its event was committed is completed; one killed before is dropped; so
-    `log replay RUN --workspace DIR` then agrees with the disk. Exit 1 if the log does not check out.
+    Seat workspaces: a write killed after its event was committed is completed; one killed before
+    is dropped. Organizer workspaces (InfoOrgBench): a move killed mid-way is completed and logged
+    in RUN's own log (the next `infoorg serve` refuses to start until this is done). Either way
+    `log replay` of every run then agrees with the disk. Exit 1 if the log does not check out.
     """
+    from worldkit.infoorg.validity import ORGANIZER_STATE_DIR
+    from worldkit.mcp.organizer import recover_organizer
     from worldkit.mcp.recover import recover_workspace
-    from worldkit.store import Store, read_anchor
+    from worldkit.store import Store, read_anchor, verify_chain
 
     found = read_anchor(anchor) if anchor is not None else None
+    report: Any
     with Store.open(store, create=False) as opened:
-        report = recover_workspace(opened, run_id, workspace, anchor=found)
+        if (workspace / ORGANIZER_STATE_DIR).is_dir():
+            checked = verify_chain(opened, run_id, anchor=found)
+            if not checked.ok:
+                raise LogTampered(checked.message)
+            report = recover_organizer(opened, run_id, workspace)
+        else:
+            report = recover_workspace(opened, run_id, workspace, anchor=found)
     if as_json:
         echo_json({**report.model_dump(mode="json"), "message": report.message})
     else:

@@ -15,7 +15,10 @@ the move forward, so a `move_files` call ends all-or-nothing.
 With a `MoveLog` (the MCP server's event log), a move is logged before its journal is dropped:
 `committed` stores the move's event (durably) after the renames and before the journal goes, and
 recovery of a journal hands the move it completes to `recovered`, which logs it unless the event
-was already stored. So after a kill at any instant, replaying the log gives the tree on disk.
+was already stored. A journal names the run whose call made it; only that run's log may settle
+it (`worldkit log recover RUN`): an organizer logging another run, or none, refuses to start
+(`InterruptedMove`) rather than put the killed run's move into a log it does not belong to. So
+after a kill at any instant, replaying each run's log gives the tree on disk.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ __all__ = [
     "SEARCH_MATCHES_MAX",
     "FileList",
     "FileText",
+    "InterruptedMove",
     "Inventory",
     "MoveResult",
     "Organizer",
@@ -76,6 +80,40 @@ class OrganizerRefused(WorldkitError):
     """An organizer operation was refused; nothing changed. The message says why and what to do."""
 
     exit_code = ExitCode.USAGE
+
+
+class InterruptedMove(OrganizerRefused):
+    """The workspace holds the journal of a move that a killed server of another run did not
+    finish; that run's log must settle it (`worldkit log recover RUN`) before anything else runs."""
+
+    def __init__(self, workspace: Path, run_id: str) -> None:
+        super().__init__(
+            f"workspace {workspace} holds a move that run {run_id} did not finish (its server was "
+            f"killed mid-move; journal {workspace / ORGANIZER_STATE_DIR / 'journal.json'}); settle it "
+            f"into that run's log first: `worldkit log recover {run_id} --workspace {workspace} "
+            "--store STORE` with the store that run logged to"
+        )
+        self.run_id = run_id
+
+
+def journal_owner(plan: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(run id, session) of the logged run whose call wrote a journaled plan, or None."""
+    log = plan.get("log")
+    if not isinstance(log, dict) or not isinstance(log.get("run_id"), str) or not log["run_id"]:
+        return None
+    session = log.get("session")
+    return log["run_id"], session if isinstance(session, str) else ""
+
+
+def pending_plan(workspace: Path) -> dict[str, Any] | None:
+    """The plan of the interrupted move journaled in `workspace`, or None (no journal, or one
+    that cannot be read: the organizer sets that aside when it starts)."""
+    journal = Path(workspace) / ORGANIZER_STATE_DIR / "journal.json"
+    try:
+        plan = json.loads(journal.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return plan if isinstance(plan, dict) else None
 
 
 def _model_config() -> ConfigDict:
@@ -286,6 +324,11 @@ class MoveLog(Protocol):
         """Store the event of a move just made (durable on return), before its journal goes."""
         ...
 
+    def may_settle(self, plan: Mapping[str, Any]) -> bool:
+        """Whether this log may complete the journaled `plan`: it is this log's run's, or no
+        run's, or its run already holds the move's event (nothing is left to log)."""
+        ...
+
     def recovered(self, result: MoveResult, plan: Mapping[str, Any]) -> None:
         """Log a move that journal recovery completed, unless its event is already stored."""
         ...
@@ -347,14 +390,25 @@ class Organizer:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
     def _recover(self) -> None:
-        """Roll an interrupted move forward: finish every rename its journal lists."""
+        """Roll an interrupted move forward: finish every rename its journal lists.
+
+        Refused (`InterruptedMove`, nothing touched) when the journal is another run's that this
+        organizer's log may not settle.
+        """
         try:
             plan = json.loads(self._journal.read_text(encoding="utf-8"))
             problem = destination_problem(plan["destination"]) or _moves_problem(plan["moves"])
             if problem:
                 raise ValueError(problem)
-            self._apply(plan["moves"], plan["destination"])
         except (ValueError, KeyError, TypeError, OSError, RecursionError) as error:
+            self._reject_plan(error)
+            return
+        owner = journal_owner(plan)
+        if owner is not None and (self.move_log is None or not self.move_log.may_settle(plan)):
+            raise InterruptedMove(self.workspace, owner[0])
+        try:
+            self._apply(plan["moves"], plan["destination"])
+        except (ValueError, OSError, RecursionError) as error:
             self._reject_plan(error)
             return
         if self.move_log is not None:

@@ -17,8 +17,10 @@ Deterministic: no clock, no unordered iteration, canonical JSON via `worldkit.ca
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
@@ -173,6 +175,27 @@ def write_packets(
             write_overlay(root, make_overlay(packet.info, request, reference, pinned))  # type: ignore[arg-type]
         if progress:
             progress("write", index, len(packets))
+
+
+def _check_out(out: Path, force: bool) -> None:
+    """Refuse, before building, an `out` that `write_packets` would refuse."""
+    if out.exists() and not out.is_dir():
+        raise OutputExists(f"{out} is a file; choose another --out")
+    if out.is_dir() and any(out.iterdir()):
+        if not force:
+            raise OutputExists(f"{out} is not empty; pass --force to replace the packets in it, "
+                               "or choose another --out")
+        strays = [p.name for p in sorted(out.iterdir()) if not _is_packet_dir(p)]
+        if strays:
+            raise OutputExists(f"{out} holds files that are not packets ({', '.join(strays[:5])}); "
+                               "refusing to replace it even with --force; choose another --out")
+
+
+def _move_in(built: Path, out: Path, scratch: Path) -> None:
+    """Replace `out` by the finished folder `built` (same filesystem: renames only)."""
+    if out.exists():
+        os.replace(out, scratch / "old")
+    os.replace(built, out)
 
 
 def read_reference(packet_dir: Path) -> Reference:
@@ -335,20 +358,26 @@ def build_to_disk(
     force: bool = False,
     progress: Progress | None = None,
 ) -> BuildResult:
-    """Build and write the packets, then check them against (or write) the family manifest.
+    """Build the packets, check them against (or write) the family manifest, then write them.
 
-    The packets are written before the comparison, so a `ManifestMismatch` leaves them on disk
-    for inspection.
+    Nothing reaches `out` unless the build matches: a `ManifestMismatch` is raised before any
+    packet is written, and the packets are written into a scratch folder beside `out` that
+    replaces it only when complete (an interrupted build leaves `out` as it was).
     """
+    _check_out(out, force)
     packets = build_packets(family, source, tasks, seed, progress)
-    write_packets(packets, out, force=force, progress=progress)
     manifest = family_manifest(family, seed, packets)
     status: Literal["match", "prefix-match", "absent", "written"]
+    status = "written" if write else compare_manifest(manifest, manifest_path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
+    try:
+        write_packets(packets, scratch / "packets", progress=progress)
+        _move_in(scratch / "packets", out, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     if write:
         write_manifest(manifest, manifest_path)
-        status = "written"
-    else:
-        status = compare_manifest(manifest, manifest_path)
     return BuildResult(
         family=family,
         seed=seed,

@@ -251,6 +251,18 @@ class Inventory(BaseModel):
     current path, ordered by id. The locations on disk only; nothing about their quality."""
 
 
+_PATH_MAX_DEFAULT = 4096
+"""Linux's PATH_MAX, used where the filesystem does not say."""
+
+
+def _shown(destination: Sequence[str], limit: int = 120) -> str:
+    """The destination as a message shows it: cut after `limit` characters, with its size."""
+    text = repr(list(destination))
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(destination)} names, {len(text)} characters)"
+
+
 def _fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -283,7 +295,8 @@ def destination_problem(destination: Sequence[str]) -> str | None:
     if all(isinstance(name, str) for name in destination):
         total = len("/".join(destination).encode("utf-8", errors="surrogatepass")) + len("/X0000000000.txt")
         if total > DESTINATION_BYTES_MAX:
-            return f"its path is {total} bytes long; at most {DESTINATION_BYTES_MAX} are allowed"
+            return (f"its path is {total} bytes long; at most {DESTINATION_BYTES_MAX} bytes "
+                "(DESTINATION_BYTES_MAX) are allowed; use fewer or shorter folder names")
     for index, name in enumerate(destination):
         problem = folder_name_problem(name)
         if problem is None and "\x00" in name:
@@ -633,9 +646,9 @@ class Organizer:
             raise OrganizerRefused("no record ids given; pass the ids to move")
         if len(records) > MOVE_IDS_MAX:
             raise OrganizerRefused(f"at most {MOVE_IDS_MAX:,} records per move; split the move")
-        problem = destination_problem(destination)
+        problem = destination_problem(destination) or self._path_max_problem(destination)
         if problem:
-            raise OrganizerRefused(f"cannot create destination {destination}: {problem}")
+            raise OrganizerRefused(f"cannot create destination {_shown(destination)}: {problem}")
         with self._locked():
             scan = self._scan()
             sources = {record: self._where(scan, record) for record in records}
@@ -663,6 +676,18 @@ class Organizer:
                 self._journal.unlink()
                 _fsync_dir(self.state)
         return result
+
+    def _path_max_problem(self, destination: Sequence[str]) -> str | None:
+        """Why the destination's full path would pass the filesystem's PATH_MAX, or None."""
+        try:
+            limit = os.pathconf(self.workspace, "PC_PATH_MAX")
+        except (OSError, ValueError):
+            limit = _PATH_MAX_DEFAULT
+        full = len(os.path.join(self._root, *destination, "X0000000000.txt").encode("utf-8", errors="surrogatepass"))
+        if full >= limit:
+            return (f"its full path on disk would be {full} bytes; the filesystem allows at most "
+                    f"PATH_MAX = {limit} bytes; use fewer or shorter folder names")
+        return None
 
     def _check_destination(self, destination: Sequence[str]) -> None:
         folder = self.workspace

@@ -70,7 +70,11 @@ def test_run_a_baseline_through_the_tools_with_the_event_log(
     assert result["score"]["valid"] and 0 < result["score"]["S"] <= 1
     assert result["score"]["category"] in ("none", "parent", "leaf", "both")
     assert result["replay_matches"] and result["rubric"]["S"][0] is True
-    assert result["schema_version"] == 1  # the file carries its own version, so --json prints it unchanged
+    assert result["schema_version"] == 2  # the file carries its own version, so --json prints it unchanged
+    assert result["status"] == "completed" and result["harness"]["id"] == "baseline:silhouette"
+    usage = result["usage"]
+    assert usage["tool_calls"] == result["events"] and usage["stop_reason"] == "done" and usage["wall_time_s"] > 0
+    assert (usage["tokens_in"], usage["tokens_out"], usage["transcript"]) == (0, 0, None)  # no model, no conversation
     assert json.loads((tmp_path / "runs" / "sil-1" / "result.json").read_bytes()) == result
     with Store.open(store_url) as store:
         events = list(read_events(store, "sil-1"))

@@ -12,6 +12,7 @@ import signal
 import sys
 from enum import Enum
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -120,12 +121,27 @@ def run_command(
     run_id: str | None = typer.Option(None, "--run-id", help="Run id (default: a new one; one packet only)."),
     base_url: str | None = typer.Option(None, "--base-url", help="openai: OpenAI-compatible endpoint."),
     max_steps: int | None = typer.Option(None, "--max-steps", help="openai: turn limit (the paper sets none)."),
+    reasoning_effort: str | None = typer.Option(
+        None, "--reasoning-effort",
+        help="openai: reasoning effort sent to the endpoint (Table 8: medium); provider-default sends none.",
+    ),
+    max_output_tokens: int | None = typer.Option(
+        None, "--max-output-tokens", min=0,
+        help="openai: output tokens per response, sent as max_completion_tokens (Table 8: 128000); 0 sends none.",
+    ),
+    manifest: Path | None = typer.Option(
+        None, "--manifest", metavar="FILE",
+        help="Family manifest the packets must match (default: manifests/infoorg/<family>.json; none for thread).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object (0–1 scale)."),
 ) -> None:
     """Run an agent on a packet through the organizer tools, then score the tree it left.
 
-    The run folder holds the workspace and result.json; the calls are in the event log. With
-    several packets, the family means are printed in the paper's Table 3 and Table 13 layouts.
+    The run folder holds the workspace, result.json and the agent's transcript.jsonl; the calls
+    are in the event log. A packet that does not match its family's frozen manifest is refused
+    (exit 1). An agent that cannot finish (unreachable endpoint) ends its run as `failed`, with
+    its result.json written, and the command exits 1. With several packets, the family means are
+    printed in the paper's Table 3 and Table 13 layouts.
     """
     from worldkit.agents.registry import make_agent
     from worldkit.errors import UsageError
@@ -136,13 +152,26 @@ def run_command(
     packets = _expand_packets(packet)
     if run_id and len(packets) > 1:
         raise UsageError("--run-id names one run; drop it when running several packets")
-    options = {"base_url": base_url, "max_steps": max_steps, "benchmark": "infoorg"}
+    options = {"base_url": base_url, "max_steps": max_steps, "benchmark": "infoorg",
+               "reasoning_effort": reasoning_effort, "max_output_tokens": max_output_tokens}
     overlays = [load_overlay(p) for p in packets]
     results = []
     with Store.open(store) as opened:
         for path, overlay in zip(packets, overlays):
             chosen = make_agent(agent, {**options, "task": overlay.id})
-            results.append(run_packet(path, chosen, opened, out=out, run_id=run_id))
+            results.append(run_packet(path, chosen, opened, out=out, run_id=run_id, manifest=manifest))
+    _print_results(results, as_json)
+    failed = [r for r in results if r.status == "failed"]
+    if failed:
+        from worldkit.run.infoorg_packet import PacketRunFailed
+
+        raise PacketRunFailed(
+            f"{len(failed)} of {len(results)} run(s) failed; first: run {failed[0].run_id}: {failed[0].error}. "
+            f"Each is marked failed in its result.json ({failed[0].run_dir}/result.json)"
+        )
+
+
+def _print_results(results: list[Any], as_json: bool) -> None:
     if len(results) > 1:
         from worldkit.report.infoorg import render_tables, table3, table13
 
@@ -164,6 +193,8 @@ def run_command(
                f"valid {'yes' if score.valid else 'no'}")
     typer.echo(f"F1_bal {_pct(score.f1_bal)}  E {_pct(score.E)}  triplet F1 {_pct(score.triplet_f1)}")
     typer.echo(f"events {result.events}  replay {'matches' if result.replay_matches else 'DIFFERS'}")
+    if result.status == "failed":
+        typer.echo(f"status FAILED: {result.error}")
     typer.echo(f"run folder: {result.run_dir}")
 
 

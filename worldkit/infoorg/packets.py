@@ -321,6 +321,40 @@ def compare_manifest(built: FamilyManifest, committed_path: Path) -> ManifestSta
     raise ManifestMismatch(f"{committed_path}: bytes differ from the build; {fix}")
 
 
+def check_frozen_packet(packet_dir: Path, manifest_path: Path | None = None) -> Literal["match", "absent"]:
+    """Compare a packet on disk with its task in the family's frozen manifest (default:
+    `manifests/infoorg/<family>.json` on the search path); raise `ManifestMismatch` naming the
+    task and the digest that differs. `absent` when no manifest is frozen for the family (Thread
+    packets come from a user's own Jira export)."""
+    from worldkit.locate import find_manifest
+
+    packet_dir = Path(packet_dir)
+    info = check_packet_dir(packet_dir)
+    path = manifest_path or find_manifest("infoorg", f"{info.family}.json")
+    if path is None or not Path(path).is_file():
+        if manifest_path is not None:
+            raise ManifestMismatch(f"--manifest {manifest_path} does not exist; pass the family's frozen manifest")
+        return "absent"
+    try:
+        frozen = FamilyManifest.model_validate_json(Path(path).read_bytes())
+    except ValueError as error:
+        raise ManifestMismatch(f"{path}: not a valid family manifest ({error.__class__.__name__})") from error
+    fix = (f"rebuild the packets from the pinned source with `worldkit infoorg build --family {info.family}` "
+           "(it refuses a source that does not match)")
+    task = next((t for t in frozen.tasks if t.task_id == info.task_id), None)
+    if frozen.family != info.family or frozen.seed != info.seed or task is None:
+        raise ManifestMismatch(f"{packet_dir}: task {info.task_id} (family {info.family}, seed {info.seed}) is not "
+                               f"in the frozen manifest {path}; {fix}")
+    actual = {"candidate_digest": info.candidate_digest, "verifier_digest": info.verifier_digest,
+              "packet_digest": sha256_bytes((packet_dir / "packet.json").read_bytes()),
+              "record_count": info.record_count}  # fmt: skip
+    for field, value in actual.items():
+        if getattr(task, field) != value:
+            raise ManifestMismatch(f"{packet_dir}: {field} {str(value)[:12]}… differs from the frozen manifest {path} "
+                                   f"({str(getattr(task, field))[:12]}…) for task {info.task_id}; {fix}")
+    return "match"
+
+
 def write_manifest(manifest: FamilyManifest, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(manifest.to_bytes())

@@ -93,10 +93,13 @@ def test_react_fc_runs_packets_and_prints_table3_and_table13(capsys, packets: Pa
         assert result["agent"] == "openai:scripted-1" and result["score"]["valid"] and result["score"]["S"] == 1.0
         assert json.loads(result["agent_message"])["assignments"][0]["path"][0] == "inbox"
         assert result["replay_matches"]
-    cell = report["table3"]["openai:scripted-1"]
-    assert cell["thread"]["score"] == 100.0 and cell["thread"]["tasks"] == 2 and cell["avg"]["score"] == 100.0
-    assert report["table13"]["thread"]["categories"] == {"none": 2, "parent": 0, "leaf": 0, "both": 0}
-    assert report["table13"]["thread"]["parent"]["agreed"] == 1.0
+    (row,) = report["tables"]["table3"]
+    assert (row["model"], row["harness"]) == ("scripted-1", "ReAct-FC")
+    cell = row["families"]["thread"]
+    assert cell["score"] == 100.0 and cell["tasks"] == 2
+    assert row["avg"] is None and row["missing"] == ["recap", "design"]  # Avg needs all three families
+    assert report["tables"]["table13"]["thread"]["categories"] == {"none": 2, "parent": 0, "leaf": 0, "both": 0}
+    assert report["tables"]["table13"]["thread"]["parent"]["agreed"] == 1.0
 
     # The harness: Figure 11 as system message, the packet's request as task, the five tools.
     episodes = [r for r in model.requests if len(r["messages"]) == 2]
@@ -126,12 +129,12 @@ def test_campaign_over_packets_prints_the_tables(capsys, packets: Path, tmp_path
     out, err = capsys.readouterr()
     assert code == 0, err
     assert out.startswith("4 planned, 4 done, 0 failed")
-    assert "Table 3 layout" in out and "Table 13 layout" in out
+    assert "Table 3:" in out and "Table 12:" in out and "Table 13:" in out
     lines = out.splitlines()
-    noop = next(line for line in lines if line.startswith("noop "))
-    assert noop.split("|")[1].split() == ["0.0", "0.0", "0.0"]
-    assert any(line.startswith("baseline:silhouette ") for line in lines)
-    assert any(line.startswith("thread   parent issue / subtask") and line.split()[-4:] != ["0", "0", "0", "0"]
+    noop = next(line for line in lines if line.startswith("—") and " noop " in line)
+    assert noop.split()[2:5] == ["0.0", "0.0", "0.0"]  # Trip., Pen., Score on Thread
+    assert any(line.startswith("Silhouette ") for line in lines)  # the baseline goes to Table 12
+    assert any(line.startswith("thread  parent issue / subtask") and line.split()[-4:] != ["0", "0", "0", "0"]
                for line in lines)
 
 

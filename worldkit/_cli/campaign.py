@@ -109,7 +109,8 @@ def run_command(
 
 
 def _packet_tables(out: Path) -> None:
-    from worldkit.report.infoorg import find_packet_runs, render_tables
+    from worldkit.report.infoorg import find_packet_runs
+    from worldkit.report.infoorg_text import render_tables
 
     results = find_packet_runs([out / "runs"])
     if results:

@@ -173,11 +173,11 @@ def run_command(
 
 def _print_results(results: list[Any], as_json: bool) -> None:
     if len(results) > 1:
-        from worldkit.report.infoorg import render_tables, table3, table13
+        from worldkit.report.infoorg import packet_tables
+        from worldkit.report.infoorg_text import render_tables
 
         if as_json:
-            echo_json({"runs": [r.model_dump(mode="json") for r in results],
-                       "table3": table3(results), "table13": table13(results)})  # fmt: skip
+            echo_json({"runs": [r.model_dump(mode="json") for r in results], "tables": packet_tables(results).as_json()})
         else:
             for result in results:
                 typer.echo(f"run {result.run_id}: S {_pct(result.score.S if result.score.valid else 0.0)}")

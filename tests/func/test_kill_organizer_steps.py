@@ -24,7 +24,7 @@ from worldkit.infoorg.packets import build_packets, write_packets
 from worldkit.infoorg.validity import check_workspace
 from worldkit.mcp.organizer import EventMoveLog, check_settled
 from worldkit.mcp.session import open_run
-from worldkit.store import Store, read_events, state_changes, verify_chain
+from worldkit.store import Store, list_runs, read_events, state_changes, verify_chain
 
 pytestmark = pytest.mark.usefixtures("restore_check_registry")
 
@@ -84,7 +84,7 @@ def test_a_kill_at_each_step_of_a_move_settles_into_the_killed_runs_log(
         _, err = capsys.readouterr()
         assert code == 2 and "did not finish" in err and "worldkit log recover killed" in err
         with Store.open(url) as store:
-            assert [r.run_id for r in __import__("worldkit.store", fromlist=["list_runs"]).list_runs(store)] == ["killed"]
+            assert [r.run_id for r in list_runs(store)] == ["killed"]
 
     assert run(["log", "recover", "killed", "--workspace", str(workspace), "--store", url]) == 0
     out, _ = capsys.readouterr()
@@ -104,6 +104,10 @@ def test_a_kill_at_each_step_of_a_move_settles_into_the_killed_runs_log(
         moves = [e for e in read_events(store, "killed") if e.tool == "move_files"]
         assert len(moves) == 1
         assert bool((moves[0].detail or {}).get("recovered")) == (step in UNSETTLED)
+    # `worldkit log replay` of the killed run equals its disk.
+    assert run(["log", "replay", "killed", "--packet", str(packet), "--workspace", str(workspace), "--store", url]) == 0
+    assert capsys.readouterr()[0].startswith("ok: runs killed: 1 logged move(s) replayed")
+    with Store.open(url) as store:
         # The next server starts and logs nothing of the killed run's move.
         with open_run(store, "next", "EMP-ORG-001") as log:
             Organizer(workspace, move_log=EventMoveLog(log))
@@ -124,3 +128,16 @@ def test_recover_refuses_a_journal_of_another_run(packet: Path, tmp_path: Path, 
     _, err = capsys.readouterr()
     assert "belongs to run killed, not other" in err
     assert (workspace / ".organizer" / "journal.json").exists()
+
+
+def test_log_replay_names_a_record_the_disk_disagrees_on(packet: Path, tmp_path: Path, capsys) -> None:
+    workspace, url = tmp_path / "ws", f"sqlite:///{tmp_path / 'store.db'}"
+    stage_workspace(packet, workspace)
+    first = sorted(inbox_inventory(packet))[0]
+    with Store.open(url) as store, open_run(store, "r1", "EMP-ORG-001") as log:
+        Organizer(workspace, inventory=inbox_inventory(packet), move_log=EventMoveLog(log)).move_files([first], ["a"])
+    (workspace / "b").mkdir()
+    (workspace / "a" / f"{first}.txt").rename(workspace / "b" / f"{first}.txt")  # a move the log never saw
+    assert run(["log", "replay", "r1", "--packet", str(packet), "--workspace", str(workspace), "--store", url]) == 1
+    _, err = capsys.readouterr()
+    assert f"{first}: replayed a, on disk b" in err

@@ -246,14 +246,39 @@ def replay_command(
     workspace: Path | None = typer.Option(
         None, "--workspace", help="Also check this post-run workspace folder against the replayed one."
     ),
+    packet: Path | None = typer.Option(
+        None, "--packet", metavar="DIR",
+        help="InfoOrgBench: replay the organizer run's moves onto this packet's inbox and compare with --workspace.",
+    ),
+    after: list[str] = typer.Option(  # noqa: B008 - typer declares options this way
+        None, "--after", metavar="RUN",
+        help="With --packet: runs that worked on the same workspace before RUN, in order (replayed first).",
+    ),
     store: str | None = typer.Option(None, "--store", help=STORE_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the report as one JSON object."),
 ) -> None:
-    """Re-apply a run's state changes to its pre-task state; exit 1 if the post-task digest differs."""
+    """Re-apply a run's state changes to its pre-task state; exit 1 if the post-task digest differs.
+
+    With --packet (an InfoOrgBench organizer run), the run's logged moves (after those of the
+    --after runs) are replayed onto the packet's inbox and the tree must equal --workspace."""
     from worldkit.mcp.replay import replay_run
     from worldkit.mcp.session import stage_seat
     from worldkit.store import Store, get_run
 
+    if packet is not None:
+        from worldkit.mcp.organizer_replay import replay_organizer_runs
+
+        if workspace is None:
+            raise UsageError("--packet needs --workspace: the organizer workspace the runs left")
+        with Store.open(store, create=False) as opened:
+            organizer_report = replay_organizer_runs(opened, [*(after or []), run_id], packet, workspace)
+        if as_json:
+            echo_json({**organizer_report.model_dump(mode="json"), "message": organizer_report.message})
+        if not organizer_report.ok:
+            raise CheckFailed(organizer_report.message)
+        if not as_json:
+            typer.echo(f"ok: {organizer_report.message}")
+        return
     with Store.open(store, create=False) as opened:
         if pre_task is not None:
             if any(v is not None for v in (world, rev, date, overlay)):

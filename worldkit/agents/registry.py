@@ -68,6 +68,7 @@ BUILTIN_AGENTS: dict[str, str] = {
     "baseline:fixed": "worldkit.agents.infoorg:make_fixed",
     "baseline:silhouette": "worldkit.agents.infoorg:make_silhouette",
     "baseline:random": "worldkit.agents.infoorg:make_random",
+    "deepagents": "worldkit.agents.harness.deepagents:make_deepagents",
 }
 """worldkit's own agents: the same table pyproject.toml declares under
 `[project.entry-points."worldkit.agents"]` (a test keeps the two equal), so they are found the

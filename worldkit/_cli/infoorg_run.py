@@ -110,9 +110,10 @@ def run_command(
         help="Packet directory; repeat it (or give a folder of packets) to run a family and print Tables 3 and 13.",
     ),
     agent: str = typer.Option(
-        ..., "--agent", metavar="[noop|openai:MODEL|baseline:NAME|PLUGIN]",
-        help="Any registered agent: noop, openai:MODEL (the ReAct-FC harness), baseline:flat, "
-        "baseline:fixed, baseline:silhouette, baseline:random[:SEED], or a plug-in's.",
+        ..., "--agent", metavar="[noop|openai:MODEL|deepagents:MODEL|baseline:NAME|PLUGIN]",
+        help="Any registered agent: noop, openai:MODEL (the ReAct-FC harness), deepagents:MODEL (Deep Agents), "
+        "baseline:flat, baseline:fixed, baseline:silhouette, baseline:random (its five seeds, as Table 12) or "
+        "baseline:random:SEED, or a plug-in's.",
     ),
     out: Path = typer.Option(
         Path("runs"), "--out", metavar="DIR", help="Folder that receives the run's folder."
@@ -155,11 +156,18 @@ def run_command(
     options = {"base_url": base_url, "max_steps": max_steps, "benchmark": "infoorg",
                "reasoning_effort": reasoning_effort, "max_output_tokens": max_output_tokens}
     overlays = [load_overlay(p) for p in packets]
+    # Table 12 averages the random shape over five seeds: `baseline:random` runs all five.
+    from worldkit.infoorg.baselines import RANDOM_SEEDS
+
+    specs = [f"baseline:random:{seed}" for seed in range(RANDOM_SEEDS)] if agent == "baseline:random" else [agent]
+    if run_id and len(specs) > 1:
+        raise UsageError("--run-id names one run; baseline:random runs its five seeds (or name one: baseline:random:SEED)")
     results = []
     with Store.open(store) as opened:
         for path, overlay in zip(packets, overlays):
-            chosen = make_agent(agent, {**options, "task": overlay.id})
-            results.append(run_packet(path, chosen, opened, out=out, run_id=run_id, manifest=manifest))
+            for spec in specs:
+                chosen = make_agent(spec, {**options, "task": overlay.id})
+                results.append(run_packet(path, chosen, opened, out=out, run_id=run_id, manifest=manifest))
     _print_results(results, as_json)
     failed = [r for r in results if r.status == "failed"]
     if failed:

@@ -94,3 +94,37 @@ def test_deepagents_organizes_a_packet_through_the_logged_tools(harness: Path, p
     assert tools == ["list_files"] + ["move_files"] * len(groups)  # every call went through the run's server
     transcript = (tmp_path / "runs" / "da-1" / "transcript.jsonl").read_text().splitlines()
     assert sum(json.loads(line)["message"]["role"] == "tool" for line in transcript) == 1 + len(groups)
+
+
+def test_a_campaign_of_two_harnesses_two_models_three_families_prints_every_table(
+    harness: Path, shared_data: Path, tmp_path: Path, capsys
+) -> None:
+    from tests.func.scripted_organizer import Models
+    from tests.func.test_infoorg_report import build_three_families
+
+    packets = build_three_families(tmp_path / "packets", shared_data)
+    capsys.readouterr()
+    models = Models(list(packets.values()))
+    with ScriptedChat(models.reply) as chat:
+        agents = "".join(f"  - {{agent: '{h}:{m}', options: {{base_url: '{chat.url}'}}}}\n"
+                         for h in ("openai", "deepagents") for m in ("model-a", "model-b"))
+        design = tmp_path / "design.yaml"
+        design.write_text("tasks: [" + ", ".join(str(p) for p in packets.values()) + "]\n"
+                          f"agents:\n{agents}conditions: {{full: 1}}\nseed: 2\n")
+        code = run(["campaign", "run", str(design), "--out", str(tmp_path / "c"), "--workers", "2"])
+    out, err = capsys.readouterr()
+    assert code == 0, err + out
+    assert out.startswith("12 planned, 12 done, 0 failed")
+    assert run(["report", str(tmp_path / "c")]) == 0
+    text = capsys.readouterr()[0]
+    for title in ("Table 3:", "Table 4:", "Table 10:", "Table 11:", "Table 12:", "Table 13:", "Table 16:", "Figure 2 data:"):
+        assert title in text, title
+    assert run(["report", str(tmp_path / "c"), "--json"]) == 0
+    tables = json.loads(capsys.readouterr()[0])
+    rows = {(r["model"], r["harness"]): r["avg"]["score"] for r in tables["table3"]}
+    assert rows == {("model-a", "ReAct-FC"): 100.0, ("model-a", "Deep Agents"): 100.0,
+                    ("model-b", "ReAct-FC"): pytest.approx(rows[("model-b", "ReAct-FC")]),
+                    ("model-b", "Deep Agents"): pytest.approx(rows[("model-b", "ReAct-FC")])}
+    assert 0 < rows[("model-b", "Deep Agents")] < 100
+    assert [(m["model"], m["configs"]) for m in tables["table11"]["models"]] == [("model-a", 2), ("model-b", 2)]
+    assert set(tables["table16"]["models"]) == {"model-a", "model-b"} and not tables["table16"]["unrecorded"]

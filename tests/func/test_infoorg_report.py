@@ -4,17 +4,15 @@ text-only baselines on one packet of each family, twice each, print Tables 3, 4,
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.fixtures.jira_export import write_jira_export
+from tests.func.scripted_organizer import Models
 from tests.scripted_chat import ScriptedChat
 from worldkit._cli.main import run
-from worldkit.infoorg.reference import load_reference
 
 REPO = Path(__file__).resolve().parents[2]
 THREAD_FIXTURE_MANIFEST = REPO / "manifests" / "infoorg" / "thread-fixture.json"
@@ -22,9 +20,8 @@ THREAD_FIXTURE_MANIFEST = REPO / "manifests" / "infoorg" / "thread-fixture.json"
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("restore_check_registry")]
 
 
-@pytest.fixture(scope="module")
-def packets(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> dict[str, Path]:
-    root = tmp_path_factory.mktemp("families")
+def build_three_families(root: Path, shared_data: Path) -> dict[str, Path]:
+    """One packet of each family: Thread from the fixture export, Design and Recap from the shared data."""
     sources = {"thread": write_jira_export(root / "export"), "design": shared_data / "kep", "recap": shared_data / "ami"}
     found = {}
     for family, source in sources.items():
@@ -35,39 +32,9 @@ def packets(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> dict
     return found
 
 
-class Models:
-    """`model-a` files every record where the reference has it (S = 100); `model-b` files each
-    record under its reference parent group only (the leaf level unresolved)."""
-
-    def __init__(self, packets: list[Path]) -> None:
-        self.references = [load_reference(p) for p in packets]
-
-    def reply(self, body: dict[str, Any], n: int) -> tuple[int, dict[str, Any]]:
-        tools = [m for m in body["messages"] if m["role"] == "tool"]
-        usage = {"prompt_tokens": 1000 * (len(tools) + 1), "completion_tokens": 50, "total_tokens": 0}
-        if not tools:
-            return 200, self._calls([("list_files", {})], usage)
-        if len(tools) == 1:
-            first = json.loads(tools[0]["content"])["entries"][0]["id"]
-            return 200, self._calls([("read_file", {"id": first})], usage)
-        if len(tools) == 2:
-            ids = [e["id"] for e in json.loads(tools[0]["content"])["entries"]]
-            text = json.loads(tools[1]["content"])["text"]
-            digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-            reference = next(r for r in self.references if r.records[ids[0]].sha256 == digest)
-            groups: dict[tuple[str, ...], list[str]] = {}
-            for record, path in reference.paths().items():
-                groups.setdefault(path if body["model"] == "model-a" else path[:1], []).append(record)
-            return 200, self._calls([("move_files", {"ids": g, "destination": list(p)}) for p, g in sorted(groups.items())], usage)
-        return 200, {"choices": [{"message": {"role": "assistant", "content": '{"assignments": []}'},
-                                  "finish_reason": "stop"}], "usage": usage}
-
-    @staticmethod
-    def _calls(calls: list[tuple[str, dict[str, Any]]], usage: dict[str, int]) -> dict[str, Any]:
-        tool_calls = [{"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
-                      for i, (name, args) in enumerate(calls)]
-        return {"choices": [{"message": {"role": "assistant", "content": None, "tool_calls": tool_calls},
-                             "finish_reason": "tool_calls"}], "usage": usage}
+@pytest.fixture(scope="module")
+def packets(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> dict[str, Path]:
+    return build_three_families(tmp_path_factory.mktemp("families"), shared_data)
 
 
 def test_report_of_a_packet_campaign_prints_every_table(capsys, packets: dict[str, Path], tmp_path: Path) -> None:

@@ -128,3 +128,27 @@ def test_a_campaign_of_two_harnesses_two_models_three_families_prints_every_tabl
     assert 0 < rows[("model-b", "Deep Agents")] < 100
     assert [(m["model"], m["configs"]) for m in tables["table11"]["models"]] == [("model-a", 2), ("model-b", 2)]
     assert set(tables["table16"]["models"]) == {"model-a", "model-b"} and not tables["table16"]["unrecorded"]
+
+
+def test_deepagents_works_a_workworlds_task_through_the_seat_tools(harness: Path, tmp_path: Path, capsys) -> None:
+    from tests.fixtures.overlays.paths import GOOD
+
+    def answer(body: dict[str, Any], n: int) -> tuple[int, dict[str, Any]]:
+        names = {t["function"]["name"] for t in body.get("tools", [])}
+        assert "seat_list_files" in names and "seat_write_file" in names  # the seat's tools, prefixed
+        if not any(m["role"] == "tool" for m in body["messages"]):
+            call = {"id": "call_0", "type": "function", "function": {"name": "seat_list_files", "arguments": "{}"}}
+            return 200, _completion({"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls")
+        return 200, _completion({"role": "assistant", "content": "Listed the files."}, "stop")
+
+    store = f"sqlite:///{tmp_path / 's.db'}"
+    with ScriptedChat(answer) as chat:
+        code = run(["run", "--overlay", str(GOOD), "--agent", "deepagents:scripted", "--base-url", chat.url,
+                    "--out", str(tmp_path / "runs"), "--store", store])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    (record_file,) = (tmp_path / "runs").glob("*/execution-record.json")
+    record = json.loads(record_file.read_bytes())
+    assert "deepagents 0.7.23" in json.dumps(record)  # the harness and its version are in the record
+    with Store.open(store) as opened:
+        assert [e.tool for e in read_events(opened, record["run_id"])] == ["list_files"]

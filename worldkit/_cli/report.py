@@ -22,7 +22,7 @@ def register(app: typer.Typer) -> None:
         runs: list[str] = typer.Argument(  # noqa: B008 - typer declares options this way
             None,
             metavar="RUNS",
-            help="Run or campaign folders holding execution-record.json files, or stores "
+            help="Run or campaign folders holding execution-record.json files (or InfoOrgBench packet runs), or stores "
                  "(sqlite:///…/store.db, postgresql://…, a store file) holding runs' records.",
             show_default=False,
         ),
@@ -63,7 +63,11 @@ def register(app: typer.Typer) -> None:
         A store (--store URL, or a store file or URL among RUNS) gives the execution records
         its runs stored beside their logs, each checked against its run's log head; of a
         campaign, each planned run's recorded attempt. A store with logs but no records is
-        refused with what it holds (exit 2)."""
+        refused with what it holds (exit 2).
+
+        Folders of InfoOrgBench packet runs (`infoorg run`, or a packet campaign) give the
+        paper's Tables 3, 4, 10, 11, 12, 13, 16 and Figure 2's data instead (--html adds the
+        figure; --json gives every table)."""
         from worldkit._cli.runs_args import split_runs
         from worldkit.report.build import load_report, render_text, report_json
         from worldkit.report.html import render_html

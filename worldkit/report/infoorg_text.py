@@ -69,6 +69,9 @@ def text_tables(tables: PacketTables) -> list[Table]:
         notes.append(f"{config['model']} · {config['harness']}: {config['repeats']} runs of each of {config['tasks']} tasks")
     if not rows:
         notes.append("no configuration ran any task more than once (a campaign with conditions full: N gives this table)")
+    else:
+        notes.append("Vote (a tree rebuilt from the co-placements two of three runs agree on) is not computed: scoring it "
+                     "needs the packets' references, which run folders do not hold")
     out.append(("Table 4: repeated runs of one configuration (S × 100); Best-of uses the reference (upper bound), "
                 "Consensus picks per task the run whose tree agrees most with the others",
                 ["Model", "Harness", "Measure", "All", *(f.capitalize() for f in FAMILIES)], rows, notes))  # fmt: skip

@@ -12,7 +12,10 @@
     └── CheckFailed                   a verification check failed (exit 1)
 
 Subsystems subclass these next to the code that raises them: `overlay.errors` (OverlayProblems,
-StaleFingerprint), `mcp.seat.CallRefused`, `infoorg.organizer.OrganizerRefused`,
+StaleFingerprint), `mcp.seat.CallRefused`, `infoorg.organizer.OrganizerRefused` (and
+`InterruptedMove`: a killed run's move to settle with `worldkit log recover`, exit 2),
+`run.infoorg_packet.PacketRunFailed` (an agent could not finish a packet; its result says
+`failed`, exit 1),
 `infoorg.tree.InvalidHierarchy`, `infoorg.sources.records` (InvalidSource, NotEnoughTasks),
 `run.results.InvalidResults`. Messages say what failed, where (file, entity id, field) and how
 to fix it.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,31 @@ def test_build_reports_a_manifest_mismatch(capsys, tmp_path: Path, export: Path)
     assert err == (f"error: {manifest}: committed for family thread seed 0, built family thread "
                    "seed 4; rebuild from the pinned source with the committed seed, or "
                    "regenerate the manifest with --write-manifest if the change is intended\n")
+    assert not (tmp_path / "b").exists()  # a build that fails its manifest check writes nothing
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]  # and leaves no scratch
+
+
+def test_a_one_byte_source_change_writes_nothing_over_an_existing_out(
+    capsys, tmp_path: Path, export: Path
+) -> None:
+    manifest = tmp_path / "thread.json"
+    out = tmp_path / "packets"
+    assert cli(capsys, "build", "--family", "thread", "--source", str(export), "--out", str(out),
+               "--tasks", "2", "--manifest", str(manifest), "--write-manifest")[0] == 0
+    before = sorted((p.relative_to(out), p.read_bytes()) for p in out.rglob("*") if p.is_file())
+    changed = tmp_path / "changed"
+    shutil.copytree(export, changed)
+    text = sorted((out / "thread-001" / "candidate" / "inbox").glob("*.txt"))[0].read_text(encoding="utf-8")
+    word = max(text.split(), key=len).encode("utf-8")  # one byte of a record that is in a packet changes
+    (data,) = [p for p in sorted(changed.rglob("*.json")) if word in p.read_bytes()][:1]
+    raw = data.read_bytes()
+    at = raw.index(word)
+    data.write_bytes(raw[:at] + (b"X" if word[:1] != b"X" else b"Y") + raw[at + 1:])
+    code, _, err = cli(capsys, "build", "--family", "thread", "--source", str(changed), "--out", str(out),
+                       "--tasks", "2", "--manifest", str(manifest), "--force")
+    assert code == 1 and "differs in" in err
+    assert sorted((p.relative_to(out), p.read_bytes()) for p in out.rglob("*") if p.is_file()) == before
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
 def test_build_absent_manifest_and_json(capsys, tmp_path: Path, export: Path) -> None:

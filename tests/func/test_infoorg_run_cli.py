@@ -70,7 +70,11 @@ def test_run_a_baseline_through_the_tools_with_the_event_log(
     assert result["score"]["valid"] and 0 < result["score"]["S"] <= 1
     assert result["score"]["category"] in ("none", "parent", "leaf", "both")
     assert result["replay_matches"] and result["rubric"]["S"][0] is True
-    assert result["schema_version"] == 1  # the file carries its own version, so --json prints it unchanged
+    assert result["schema_version"] == 2  # the file carries its own version, so --json prints it unchanged
+    assert result["status"] == "completed" and result["harness"]["id"] == "baseline:silhouette"
+    usage = result["usage"]
+    assert usage["tool_calls"] == result["events"] and usage["stop_reason"] == "done" and usage["wall_time_s"] > 0
+    assert (usage["tokens_in"], usage["tokens_out"], usage["transcript"]) == (0, 0, None)  # no model, no conversation
     assert json.loads((tmp_path / "runs" / "sil-1" / "result.json").read_bytes()) == result
     with Store.open(store_url) as store:
         events = list(read_events(store, "sil-1"))
@@ -155,3 +159,17 @@ def test_thread_fixture_rebuild_matches_the_committed_manifest(packets: Path, ex
 def test_commands_have_help(capsys, command: str) -> None:
     code, out, _ = cli(capsys, command, "--help")
     assert code == 0 and "--packet" in out
+
+
+def test_baseline_random_runs_its_five_seeds_as_table_12_does(capsys, packets: Path, tmp_path: Path) -> None:
+    code, out, err = cli(capsys, "run", "--packet", str(packets / "thread-003"), "--agent", "baseline:random",
+                         "--out", str(tmp_path / "runs"), "--store", f"sqlite:///{tmp_path / 's.db'}", "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert sorted(r["agent"] for r in report["runs"]) == ["baseline:random", *(f"baseline:random:{s}" for s in range(1, 5))]
+    assert report["tables"]["table12"]["random_seeds"] == {"min": 5, "max": 5}
+    mean = sum(r["score"]["S"] for r in report["runs"]) / 5
+    assert abs(report["tables"]["table12"]["baselines"]["random"]["thread"] - 100 * mean) < 1e-9
+    code, _, err = cli(capsys, "run", "--packet", str(packets / "thread-003"), "--agent", "baseline:random",
+                       "--run-id", "r", "--out", str(tmp_path / "runs"), "--store", f"sqlite:///{tmp_path / 's.db'}")
+    assert code == 2 and "baseline:random:SEED" in err

@@ -1,10 +1,12 @@
 """kill -9 of the organizer server (`worldkit infoorg serve`) mid-move, 30 times on one workspace:
-after each restart (which rolls an interrupted move forward), replaying every run's logged moves
-onto the packet's inbox gives exactly the tree on disk.
+after each kill, `worldkit log recover RUN` settles an interrupted move into the killed run's own
+log (the next server refuses to start until then), and replaying every run's logged moves onto
+the packet's inbox gives exactly the tree on disk; no run's log holds another run's move.
 
 A move is logged before its journal is dropped, and journal recovery logs the moves it completes
 unless the journal's run already holds them; so no kill point — before the journal, between
-renames, after the last rename, after the event — leaves the log and the disk disagreeing.
+renames, after the last rename, after the event — leaves the log and the disk disagreeing
+(`test_kill_organizer_steps.py` kills at each of those points deterministically).
 
 Each check compares the disk with every run's moves replayed onto the inbox. The replayed tree is
 kept between checks: when the events replayed last time are still, unchanged and in order, the start
@@ -27,6 +29,7 @@ from mcp import Client
 
 from tests.fixtures.jira_export import write_jira_export
 from tests.func.kill_support import drive_and_kill, server_params
+from worldkit._cli.main import run as cli_run
 from worldkit.infoorg.organizer import Organizer
 from worldkit.infoorg.overlays import inbox_inventory
 from worldkit.infoorg.packets import build_packets, write_packets
@@ -123,10 +126,12 @@ def test_thirty_kills_of_the_organizer_keep_replay_equal_to_disk(tmp_path: Path,
         answered = drive_and_kill(params, pidfile, move, rng=rng, kill_after=(0.0, 0.5), before=started)
         tally["kills"] += 1
         tally["answered_moves"] += len(answered)
+        assert cli_run(["log", "recover", run, "--workspace", str(workspace), "--store", store_url]) == 0
+        assert not (workspace / ".organizer" / "journal.json").exists()
     with Store.open(store_url) as store:
         for run in runs:
-            tally["recovered_moves_logged"] += sum(
-                1 for e in state_changes(store, run, key=None) if (e.detail or {}).get("recovered")
-            )
+            recovered = [e for e in state_changes(store, run, key=None) if (e.detail or {}).get("recovered")]
+            assert all(e.detail["journal_run"] == run for e in recovered)  # each in its own run's log
+            tally["recovered_moves_logged"] += len(recovered)
     print("organizer kill -9 tally:", tally)
     assert tally["kills"] == KILLS and tally["replay_equal"] == KILLS + 1

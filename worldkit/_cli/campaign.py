@@ -163,7 +163,8 @@ def _lines(say):  # noqa: ANN001, ANN202 - a progress callback that prints one l
 
 
 def _packet_tables(out: Path) -> None:
-    from worldkit.report.infoorg import find_packet_runs, render_tables
+    from worldkit.report.infoorg import find_packet_runs
+    from worldkit.report.infoorg_text import render_tables
 
     results = find_packet_runs([out / "runs"])
     if results:

@@ -12,6 +12,7 @@ import signal
 import sys
 from enum import Enum
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -62,7 +63,7 @@ def serve_command(
         inbox_inventory,
         stage_workspace,
     )
-    from worldkit.mcp.organizer import build_organizer_server
+    from worldkit.mcp.organizer import build_organizer_server, check_settled
     from worldkit.mcp.session import new_run_id, open_run
     from worldkit.mcp.stdio import run_stdio
     from worldkit.store import Store
@@ -76,6 +77,9 @@ def serve_command(
     staged = stage_workspace(packet, workspace)
     with Store.open(store) as opened:
         run = run_id or new_run_id(overlay.seat)
+        # A move a killed server of another run left half-done is that run's to log: refuse
+        # before this run is claimed (`worldkit log recover` settles it).
+        check_settled(workspace, opened, run)
         # The log is written before each call returns, so no move reaches the agent unlogged.
         with open_run(opened, run, overlay.seat) as log:
             server = build_organizer_server(
@@ -106,9 +110,10 @@ def run_command(
         help="Packet directory; repeat it (or give a folder of packets) to run a family and print Tables 3 and 13.",
     ),
     agent: str = typer.Option(
-        ..., "--agent", metavar="[noop|openai:MODEL|baseline:NAME|PLUGIN]",
-        help="Any registered agent: noop, openai:MODEL (the ReAct-FC harness), baseline:flat, "
-        "baseline:fixed, baseline:silhouette, baseline:random[:SEED], or a plug-in's.",
+        ..., "--agent", metavar="[noop|openai:MODEL|deepagents:MODEL|baseline:NAME|PLUGIN]",
+        help="Any registered agent: noop, openai:MODEL (the ReAct-FC harness), deepagents:MODEL (Deep Agents), "
+        "baseline:flat, baseline:fixed, baseline:silhouette, baseline:random (its five seeds, as Table 12) or "
+        "baseline:random:SEED, or a plug-in's.",
     ),
     out: Path = typer.Option(
         Path("runs"), "--out", metavar="DIR", help="Folder that receives the run's folder."
@@ -117,12 +122,27 @@ def run_command(
     run_id: str | None = typer.Option(None, "--run-id", help="Run id (default: a new one; one packet only)."),
     base_url: str | None = typer.Option(None, "--base-url", help="openai: OpenAI-compatible endpoint."),
     max_steps: int | None = typer.Option(None, "--max-steps", help="openai: turn limit (the paper sets none)."),
+    reasoning_effort: str | None = typer.Option(
+        None, "--reasoning-effort",
+        help="openai: reasoning effort sent to the endpoint (Table 8: medium); provider-default sends none.",
+    ),
+    max_output_tokens: int | None = typer.Option(
+        None, "--max-output-tokens", min=0,
+        help="openai: output tokens per response, sent as max_completion_tokens (Table 8: 128000); 0 sends none.",
+    ),
+    manifest: Path | None = typer.Option(
+        None, "--manifest", metavar="FILE",
+        help="Family manifest the packets must match (default: manifests/infoorg/<family>.json; none for thread).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object (0–1 scale)."),
 ) -> None:
     """Run an agent on a packet through the organizer tools, then score the tree it left.
 
-    The run folder holds the workspace and result.json; the calls are in the event log. With
-    several packets, the family means are printed in the paper's Table 3 and Table 13 layouts.
+    The run folder holds the workspace, result.json and the agent's transcript.jsonl; the calls
+    are in the event log. A packet that does not match its family's frozen manifest is refused
+    (exit 1). An agent that cannot finish (unreachable endpoint) ends its run as `failed`, with
+    its result.json written, and the command exits 1. With several packets, the family means are
+    printed in the paper's Table 3 and Table 13 layouts.
     """
     from worldkit.agents.registry import make_agent
     from worldkit.errors import UsageError
@@ -133,19 +153,39 @@ def run_command(
     packets = _expand_packets(packet)
     if run_id and len(packets) > 1:
         raise UsageError("--run-id names one run; drop it when running several packets")
-    options = {"base_url": base_url, "max_steps": max_steps, "benchmark": "infoorg"}
+    options = {"base_url": base_url, "max_steps": max_steps, "benchmark": "infoorg",
+               "reasoning_effort": reasoning_effort, "max_output_tokens": max_output_tokens}
     overlays = [load_overlay(p) for p in packets]
+    # Table 12 averages the random shape over five seeds: `baseline:random` runs all five.
+    from worldkit.infoorg.baselines import RANDOM_SEEDS
+
+    specs = [f"baseline:random:{seed}" for seed in range(RANDOM_SEEDS)] if agent == "baseline:random" else [agent]
+    if run_id and len(specs) > 1:
+        raise UsageError("--run-id names one run; baseline:random runs its five seeds (or name one: baseline:random:SEED)")
     results = []
     with Store.open(store) as opened:
         for path, overlay in zip(packets, overlays):
-            chosen = make_agent(agent, {**options, "task": overlay.id})
-            results.append(run_packet(path, chosen, opened, out=out, run_id=run_id))
+            for spec in specs:
+                chosen = make_agent(spec, {**options, "task": overlay.id})
+                results.append(run_packet(path, chosen, opened, out=out, run_id=run_id, manifest=manifest))
+    _print_results(results, as_json)
+    failed = [r for r in results if r.status == "failed"]
+    if failed:
+        from worldkit.run.infoorg_packet import PacketRunFailed
+
+        raise PacketRunFailed(
+            f"{len(failed)} of {len(results)} run(s) failed; first: run {failed[0].run_id}: {failed[0].error}. "
+            f"Each is marked failed in its result.json ({failed[0].run_dir}/result.json)"
+        )
+
+
+def _print_results(results: list[Any], as_json: bool) -> None:
     if len(results) > 1:
-        from worldkit.report.infoorg import render_tables, table3, table13
+        from worldkit.report.infoorg import packet_tables
+        from worldkit.report.infoorg_text import render_tables
 
         if as_json:
-            echo_json({"runs": [r.model_dump(mode="json") for r in results],
-                       "table3": table3(results), "table13": table13(results)})  # fmt: skip
+            echo_json({"runs": [r.model_dump(mode="json") for r in results], "tables": packet_tables(results).as_json()})
         else:
             for result in results:
                 typer.echo(f"run {result.run_id}: S {_pct(result.score.S if result.score.valid else 0.0)}")
@@ -161,6 +201,8 @@ def run_command(
                f"valid {'yes' if score.valid else 'no'}")
     typer.echo(f"F1_bal {_pct(score.f1_bal)}  E {_pct(score.E)}  triplet F1 {_pct(score.triplet_f1)}")
     typer.echo(f"events {result.events}  replay {'matches' if result.replay_matches else 'DIFFERS'}")
+    if result.status == "failed":
+        typer.echo(f"status FAILED: {result.error}")
     typer.echo(f"run folder: {result.run_dir}")
 
 

@@ -22,7 +22,7 @@ def register(app: typer.Typer) -> None:
         runs: list[str] = typer.Argument(  # noqa: B008 - typer declares options this way
             None,
             metavar="RUNS",
-            help="Run or campaign folders holding execution-record.json files, or stores "
+            help="Run or campaign folders holding execution-record.json files (or InfoOrgBench packet runs), or stores "
                  "(sqlite:///…/store.db, postgresql://…, a store file) holding runs' records.",
             show_default=False,
         ),
@@ -63,12 +63,19 @@ def register(app: typer.Typer) -> None:
         A store (--store URL, or a store file or URL among RUNS) gives the execution records
         its runs stored beside their logs, each checked against its run's log head; of a
         campaign, each planned run's recorded attempt. A store with logs but no records is
-        refused with what it holds (exit 2)."""
+        refused with what it holds (exit 2).
+
+        Folders of InfoOrgBench packet runs (`infoorg run`, or a packet campaign) give the
+        paper's Tables 3, 4, 10, 11, 12, 13, 16 and Figure 2's data instead (--html adds the
+        figure; --json gives every table)."""
         from worldkit._cli.runs_args import split_runs
         from worldkit.report.build import load_report, render_text, report_json
         from worldkit.report.html import render_html
 
         folders, stores = split_runs(runs, store)
+        if folders and not stores and ledgers is None and _packet_runs_only(folders):
+            _packet_report(folders, as_json=as_json, html=html, run_ids=run_id or None)
+            return
         result = load_report(folders, ledgers, stores=stores, run_ids=run_id or None,
                              analysis=estimates, replicates=replicates, seed=seed, workers=workers)
         if html is not None:
@@ -84,3 +91,41 @@ def register(app: typer.Typer) -> None:
             typer.echo(pretty_json(report_json(result)), nl=False)
         else:
             typer.echo(render_text(result), nl=False)
+
+
+def _packet_runs_only(folders: list[Path]) -> bool:
+    """True when the folders hold InfoOrgBench packet runs (result.json beside workspace/) and
+    no execution record: a packet campaign or a folder of `infoorg run` runs."""
+    found = False
+    for folder in folders:
+        if folder.is_file():
+            return False
+        if next(folder.rglob("execution-record.json"), None) is not None:
+            return False
+        found = found or any((r.parent / "workspace").is_dir() for r in folder.rglob("result.json"))
+    return found
+
+
+def _packet_report(folders: list[Path], *, as_json: bool, html: Path | None, run_ids: list[str] | None) -> None:
+    """Tables 3, 4, 10, 11, 12, 13, 16 and Figure 2's data over packet runs."""
+    from worldkit.report.infoorg import find_packet_runs, packet_tables
+    from worldkit.report.infoorg_text import render_html, render_text
+
+    runs = find_packet_runs(folders)
+    if run_ids:
+        missing = sorted(set(run_ids) - {r.run_id for r in runs})
+        if missing:
+            raise UsageError(f"no packet run {', '.join(missing)} under {', '.join(map(str, folders))}")
+        runs = [r for r in runs if r.run_id in run_ids]
+    tables = packet_tables(runs)
+    if html is not None:
+        try:
+            html.write_text(render_html(tables), encoding="utf-8")
+        except OSError as error:
+            raise UsageError(f"cannot write {html}: {error.strerror}; pass --html a path in an existing, writable "
+                             "directory") from error
+        typer.echo(f"wrote {html}", err=True)
+    if as_json:
+        typer.echo(pretty_json(tables.as_json()), nl=False)
+    else:
+        typer.echo(render_text(tables), nl=False)

@@ -9,11 +9,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from worldkit._cli.output import echo_json
-from worldkit.errors import CheckFailed, UsageError, WorldkitError
+from worldkit.errors import CheckFailed, LogTampered, UsageError, WorldkitError
 
 STORE_HELP = (
     "Store URL (sqlite:///path or postgresql+psycopg://…); default $WORLDKIT_STORE, "
@@ -245,14 +246,39 @@ def replay_command(
     workspace: Path | None = typer.Option(
         None, "--workspace", help="Also check this post-run workspace folder against the replayed one."
     ),
+    packet: Path | None = typer.Option(
+        None, "--packet", metavar="DIR",
+        help="InfoOrgBench: replay the organizer run's moves onto this packet's inbox and compare with --workspace.",
+    ),
+    after: list[str] = typer.Option(  # noqa: B008 - typer declares options this way
+        None, "--after", metavar="RUN",
+        help="With --packet: runs that worked on the same workspace before RUN, in order (replayed first).",
+    ),
     store: str | None = typer.Option(None, "--store", help=STORE_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the report as one JSON object."),
 ) -> None:
-    """Re-apply a run's state changes to its pre-task state; exit 1 if the post-task digest differs."""
+    """Re-apply a run's state changes to its pre-task state; exit 1 if the post-task digest differs.
+
+    With --packet (an InfoOrgBench organizer run), the run's logged moves (after those of the
+    --after runs) are replayed onto the packet's inbox and the tree must equal --workspace."""
     from worldkit.mcp.replay import replay_run
     from worldkit.mcp.session import stage_seat
     from worldkit.store import Store, get_run
 
+    if packet is not None:
+        from worldkit.mcp.organizer_replay import replay_organizer_runs
+
+        if workspace is None:
+            raise UsageError("--packet needs --workspace: the organizer workspace the runs left")
+        with Store.open(store, create=False) as opened:
+            organizer_report = replay_organizer_runs(opened, [*(after or []), run_id], packet, workspace)
+        if as_json:
+            echo_json({**organizer_report.model_dump(mode="json"), "message": organizer_report.message})
+        if not organizer_report.ok:
+            raise CheckFailed(organizer_report.message)
+        if not as_json:
+            typer.echo(f"ok: {organizer_report.message}")
+        return
     with Store.open(store, create=False) as opened:
         if pre_task is not None:
             if any(v is not None for v in (world, rev, date, overlay)):
@@ -286,15 +312,26 @@ def recover_command(
 ) -> None:
     """Settle a killed server's workspace with its run's log (the next start's crash recovery).
 
-    A write killed after its event was committed is completed; one killed before is dropped; so
-    `log replay RUN --workspace DIR` then agrees with the disk. Exit 1 if the log does not check out.
+    Seat workspaces: a write killed after its event was committed is completed; one killed before
+    is dropped. Organizer workspaces (InfoOrgBench): a move killed mid-way is completed and logged
+    in RUN's own log (the next `infoorg serve` refuses to start until this is done). Either way
+    `log replay` of every run then agrees with the disk. Exit 1 if the log does not check out.
     """
+    from worldkit.infoorg.validity import ORGANIZER_STATE_DIR
+    from worldkit.mcp.organizer import recover_organizer
     from worldkit.mcp.recover import recover_workspace
-    from worldkit.store import Store, read_anchor
+    from worldkit.store import Store, read_anchor, verify_chain
 
     found = read_anchor(anchor) if anchor is not None else None
+    report: Any
     with Store.open(store, create=False) as opened:
-        report = recover_workspace(opened, run_id, workspace, anchor=found)
+        if (workspace / ORGANIZER_STATE_DIR).is_dir():
+            checked = verify_chain(opened, run_id, anchor=found)
+            if not checked.ok:
+                raise LogTampered(checked.message)
+            report = recover_organizer(opened, run_id, workspace)
+        else:
+            report = recover_workspace(opened, run_id, workspace, anchor=found)
     if as_json:
         echo_json({**report.model_dump(mode="json"), "message": report.message})
     else:

@@ -41,12 +41,26 @@ from worldkit.infoorg.baselines import (
     trees_from_texts,
 )
 
-__all__ = ["MAX_CALLS_PER_RESPONSE", "BaselineAgent", "ReactFCAgent", "packet_agent", "parse_declaration"]
+__all__ = [
+    "MAX_CALLS_PER_RESPONSE",
+    "MAX_OUTPUT_TOKENS",
+    "REASONING_EFFORT",
+    "BaselineAgent",
+    "ReactFCAgent",
+    "packet_agent",
+    "parse_declaration",
+]
 
 MAX_CALLS_PER_RESPONSE = 200
 """Figure 11: "Issue at most 200 tool calls in one response"."""
 REQUEST_TIMEOUT_S = 2400.0
 """Table 8: request timeout."""
+REASONING_EFFORT = "medium"
+"""Table 8: reasoning effort (sent as `reasoning_effort`; `provider-default` sends none, as the
+paper did for Claude Haiku 4.5)."""
+MAX_OUTPUT_TOKENS = 128_000
+"""Table 8: output tokens per response (sent as `max_completion_tokens`; 0 sends none)."""
+PROVIDER_DEFAULT = "provider-default"
 _KEEP_OUT = {"refusal", "annotations", "audio"}
 
 
@@ -78,6 +92,8 @@ class ReactFCAgent:
         self.max_tokens = max_tokens
         self.extra = dict(extra or {})
         self.name = self.id = f"openai:{endpoint.model}"
+        self.partial = AgentResult()
+        """The episode so far: what a run keeps (tokens, steps, transcript) when the episode fails."""
 
     def describe(self) -> dict[str, Any]:
         """The harness's configuration as an execution record carries it."""
@@ -85,7 +101,10 @@ class ReactFCAgent:
         from worldkit.infoorg.instructions import render_tool_instruction
 
         return {
-            "id": self.id, "kind": "openai", "harness": "react-fc", **self.endpoint.describe(),
+            "id": self.id, "kind": "openai", "harness": "react-fc", "harness_version": _harness_version(),
+            "model": self.endpoint.model, **self.endpoint.describe(),
+            "reasoning_effort": self.extra.get("reasoning_effort", PROVIDER_DEFAULT),
+            "max_output_tokens": self.extra.get("max_completion_tokens"),
             "max_steps": self.max_steps, "max_tokens": self.max_tokens, "extra": self.extra,
             "max_calls_per_response": MAX_CALLS_PER_RESPONSE,
             "system_prompt_sha256": sha256_bytes(render_tool_instruction(MAX_CALLS_PER_RESPONSE).encode("utf-8")),
@@ -102,7 +121,12 @@ class ReactFCAgent:
             {"role": "system", "content": render_tool_instruction(MAX_CALLS_PER_RESPONSE)},
             {"role": "user", "content": task.request},
         ]
-        result = AgentResult()
+        result = self.partial = AgentResult()
+        result.transcript += [
+            {"kind": "settings", "model": self.endpoint.model, "settings": dict(sorted(self.extra.items())),
+             "tools": [f["function"]["name"] for f in functions]},
+            *({"kind": "message", "message": m} for m in messages),
+        ]  # fmt: skip
         while True:
             if self.max_steps is not None and result.steps >= self.max_steps:
                 result.stopped_by = "step_budget"
@@ -113,10 +137,17 @@ class ReactFCAgent:
             payload = {**self.extra, "model": self.endpoint.model, "messages": messages, "tools": functions}
             reply = await anyio.to_thread.run_sync(self.endpoint.complete, payload)
             result.steps += 1
-            result.tokens += int((reply.get("usage") or {}).get("total_tokens", 0))
-            message = reply["choices"][0]["message"]
+            usage = reply.get("usage") or {}
+            tokens_in, tokens_out = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+            result.tokens_in += tokens_in
+            result.tokens_out += tokens_out
+            result.tokens += int(usage.get("total_tokens") or (tokens_in + tokens_out))
+            choice = reply["choices"][0]
+            message = choice["message"]
             # Full history: the assistant turn as returned, reasoning items included.
             messages.append({k: v for k, v in message.items() if v is not None and k not in _KEEP_OUT})
+            result.transcript.append({"kind": "response", "step": result.steps, "message": messages[-1],
+                                      "usage": usage, "finish_reason": choice.get("finish_reason")})  # fmt: skip
             calls = message.get("tool_calls") or []
             if not calls:
                 result.final_message = message.get("content") or ""
@@ -134,6 +165,7 @@ class ReactFCAgent:
                         outcome = await tools.call(fn.get("name", ""), arguments if isinstance(arguments, dict) else {})
                         content = ("error: " if outcome.is_error else "") + outcome.text
                 messages.append({"role": "tool", "tool_call_id": call.get("id", ""), "content": content})
+                result.transcript.append({"kind": "message", "message": messages[-1]})
         declaration = parse_declaration(result.final_message)
         result.notes.append(
             f"declaration: {len(declaration['assignments'])} assignments (not scored; the files on disk are)"
@@ -147,9 +179,40 @@ def _optional_int(options: dict[str, Any], key: str) -> int | None:
     return None if value in (None, "", 0) else int(value)
 
 
+def _harness_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"worldkit {version('worldkit')}"
+    except PackageNotFoundError:  # pragma: no cover - a source checkout that is not installed
+        return "worldkit (not installed)"
+
+
+def table8_settings(options: dict[str, Any]) -> dict[str, Any]:
+    """The request settings of Table 8 as sent to the endpoint: `reasoning_effort` (default
+    medium; `provider-default` sends none) and `max_completion_tokens` (default 128,000; 0 sends
+    none), plus `temperature` when given."""
+    effort = options.get("reasoning_effort") or REASONING_EFFORT
+    if effort not in ("minimal", "low", "medium", "high", "xhigh", PROVIDER_DEFAULT):
+        raise UsageError(f"reasoning effort {effort!r}: use minimal, low, medium (Table 8), high, xhigh or "
+                         f"{PROVIDER_DEFAULT}")
+    limit = options.get("max_output_tokens", options.get("max_completion_tokens"))
+    limit = MAX_OUTPUT_TOKENS if limit in (None, "") else int(limit)
+    if limit < 0:
+        raise UsageError(f"output-token limit {limit}: use a positive number (Table 8: {MAX_OUTPUT_TOKENS:,}) or 0 for none")
+    extra: dict[str, Any] = {}
+    if effort != PROVIDER_DEFAULT:
+        extra["reasoning_effort"] = effort
+    if limit:
+        extra["max_completion_tokens"] = limit
+    if options.get("temperature") is not None:
+        extra["temperature"] = options["temperature"]
+    return extra
+
+
 def make_react_fc(options: dict[str, Any]) -> ReactFCAgent:
     endpoint = dataclasses.replace(agent_endpoint(options), timeout_s=float(options.get("timeout_s", REQUEST_TIMEOUT_S)))
-    extra = {k: options[k] for k in ("reasoning_effort", "max_completion_tokens", "temperature") if options.get(k) is not None}
+    extra = table8_settings(options)
     # The paper sets no turn or token limit for ReAct-FC; options max_steps / max_tokens add one.
     return ReactFCAgent(endpoint, max_steps=_optional_int(options, "max_steps"),
                         max_tokens=_optional_int(options, "max_tokens"), extra=extra)  # fmt: skip

@@ -31,11 +31,21 @@ class AgentTask:
 
 @dataclass
 class AgentResult:
+    """What an agent reports about its episode (the workspace is captured separately).
+
+    `tokens_in`/`tokens_out` are the endpoint's reported prompt and completion tokens summed over
+    the episode; `transcript` is the full conversation as sent and received (one JSON-ready dict
+    per entry), which a run writes to its folder.
+    """
+
     final_message: str = ""
     steps: int = 0
     tokens: int = 0
     stopped_by: str = "done"
     notes: list[str] = field(default_factory=list)
+    tokens_in: int = 0
+    tokens_out: int = 0
+    transcript: list[dict[str, Any]] = field(default_factory=list)
 
 
 class Agent(Protocol):
@@ -58,6 +68,7 @@ BUILTIN_AGENTS: dict[str, str] = {
     "baseline:fixed": "worldkit.agents.infoorg:make_fixed",
     "baseline:silhouette": "worldkit.agents.infoorg:make_silhouette",
     "baseline:random": "worldkit.agents.infoorg:make_random",
+    "deepagents": "worldkit.agents.harness.deepagents:make_deepagents",
 }
 """worldkit's own agents: the same table pyproject.toml declares under
 `[project.entry-points."worldkit.agents"]` (a test keeps the two equal), so they are found the

@@ -181,6 +181,10 @@ def execute_run(campaign: Campaign, run: PlannedRun, run_id: str) -> Path:
         chosen = make_agent(agent.agent, {**agent.options, "task": task.id, "benchmark": "infoorg"})
         with Store.open(campaign.store_url) as store:
             result = run_packet(path, chosen, store, out=inflight, run_id=run_id)
+        if result.status == "failed":  # its result.json (status failed) is kept as the run's record
+            from worldkit.run.infoorg_packet import PacketRunFailed
+
+            raise PacketRunFailed(f"run {run_id} failed: {result.error}")
         return Path(result.run_dir)
     from worldkit.grade.judge import make_judge
     from worldkit.run.runner import run_task

@@ -15,7 +15,10 @@ the move forward, so a `move_files` call ends all-or-nothing.
 With a `MoveLog` (the MCP server's event log), a move is logged before its journal is dropped:
 `committed` stores the move's event (durably) after the renames and before the journal goes, and
 recovery of a journal hands the move it completes to `recovered`, which logs it unless the event
-was already stored. So after a kill at any instant, replaying the log gives the tree on disk.
+was already stored. A journal names the run whose call made it; only that run's log may settle
+it (`worldkit log recover RUN`): an organizer logging another run, or none, refuses to start
+(`InterruptedMove`) rather than put the killed run's move into a log it does not belong to. So
+after a kill at any instant, replaying each run's log gives the tree on disk.
 """
 
 from __future__ import annotations
@@ -30,10 +33,19 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict
-
 from worldkit.canon import canonical_json, sha256_bytes
 from worldkit.errors import ExitCode, WorldkitError
+from worldkit.infoorg.organizer_models import (  # the answers, re-exported here
+    Assignment,
+    FileList,
+    FileText,
+    Inventory,
+    MovedRecord,
+    MoveResult,
+    RecordEntry,
+    SearchMatch,
+    SearchResult,
+)
 from worldkit.infoorg.tree import folder_name_problem
 from worldkit.infoorg.validity import (
     ORGANIZER_STATE_DIR,
@@ -49,6 +61,7 @@ __all__ = [
     "SEARCH_MATCHES_MAX",
     "FileList",
     "FileText",
+    "InterruptedMove",
     "Inventory",
     "MoveResult",
     "Organizer",
@@ -78,139 +91,50 @@ class OrganizerRefused(WorldkitError):
     exit_code = ExitCode.USAGE
 
 
-def _model_config() -> ConfigDict:
-    return ConfigDict(frozen=True, extra="forbid")
+class InterruptedMove(OrganizerRefused):
+    """The workspace holds the journal of a move that a killed server of another run did not
+    finish; that run's log must settle it (`worldkit log recover RUN`) before anything else runs."""
+
+    def __init__(self, workspace: Path, run_id: str) -> None:
+        super().__init__(
+            f"workspace {workspace} holds a move that run {run_id} did not finish (its server was "
+            f"killed mid-move; journal {workspace / ORGANIZER_STATE_DIR / 'journal.json'}); settle it "
+            f"into that run's log first: `worldkit log recover {run_id} --workspace {workspace} "
+            "--store STORE` with the store that run logged to"
+        )
+        self.run_id = run_id
 
 
-class RecordEntry(BaseModel):
-    """One record as `list_files` shows it."""
-
-    model_config = _model_config()
-    id: str
-    """Opaque record id (the file is `<id>.txt`)."""
-    path: list[str]
-    """Folder components of its current location ([] = workspace root)."""
-    format: str
-    """Public format label of the record."""
+def journal_owner(plan: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(run id, session) of the logged run whose call wrote a journaled plan, or None."""
+    log = plan.get("log")
+    if not isinstance(log, dict) or not isinstance(log.get("run_id"), str) or not log["run_id"]:
+        return None
+    session = log.get("session")
+    return log["run_id"], session if isinstance(session, str) else ""
 
 
-class FileList(BaseModel):
-    """One page of records, ordered by id."""
-
-    model_config = _model_config()
-    entries: list[RecordEntry]
-    """Records on this page."""
-    offset: int
-    """Position of the first entry in the full listing."""
-    total: int
-    """Number of record files in the workspace."""
-    next_offset: int | None
-    """Offset of the next page, or None when this is the last page."""
+def pending_plan(workspace: Path) -> dict[str, Any] | None:
+    """The plan of the interrupted move journaled in `workspace`, or None (no journal, or one
+    that cannot be read: the organizer sets that aside when it starts)."""
+    journal = Path(workspace) / ORGANIZER_STATE_DIR / "journal.json"
+    try:
+        plan = json.loads(journal.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return plan if isinstance(plan, dict) else None
 
 
-class FileText(BaseModel):
-    """A slice of one record's exact text."""
-
-    model_config = _model_config()
-    id: str
-    """Record id."""
-    path: list[str]
-    """Folder components of its current location."""
-    text: str
-    """Characters [offset, offset + len(text)) of the record."""
-    offset: int
-    """Character offset of `text`."""
-    total_chars: int
-    """Length of the whole record in characters."""
-    next_offset: int | None
-    """Where to continue reading, or None when the record has been read to the end."""
+_PATH_MAX_DEFAULT = 4096
+"""Linux's PATH_MAX, used where the filesystem does not say."""
 
 
-class SearchMatch(BaseModel):
-    """One occurrence of the query."""
-
-    model_config = _model_config()
-    id: str
-    """Record id."""
-    path: list[str]
-    """Folder components of its current location."""
-    offset: int
-    """Character offset of the match in the record."""
-    snippet: str
-    """Text around the match."""
-
-
-class SearchResult(BaseModel):
-    """Literal, case-insensitive matches, in record-id then offset order."""
-
-    model_config = _model_config()
-    query: str
-    """The literal query."""
-    matches: list[SearchMatch]
-    """At most 40 matches."""
-    truncated: bool
-    """True when more matches exist than were returned (narrow the query or read the records)."""
-
-
-class MovedRecord(BaseModel):
-    """One record that changed folder."""
-
-    model_config = _model_config()
-    id: str
-    """Record id."""
-    from_path: list[str]
-    """Folder components before the move."""
-    to_path: list[str]
-    """Folder components after the move."""
-
-
-class MoveResult(BaseModel):
-    """What `move_files` did."""
-
-    model_config = _model_config()
-    destination: list[str]
-    """The destination folder components."""
-    moved: list[MovedRecord]
-    """Records that changed folder."""
-    already_there: list[str]
-    """Requested records that were already in the destination."""
-
-
-class Assignment(BaseModel):
-    """Where one record actually is, in the shape of the final JSON declaration."""
-
-    model_config = _model_config()
-    id: str
-    """Record id."""
-    path: list[str]
-    """Folder components then the file name `<id>.txt`, e.g. ["planning", "budget", "F001.txt"]."""
-
-
-class Inventory(BaseModel):
-    """Preservation and filing state only: never a hint about the quality of the organization."""
-
-    model_config = _model_config()
-    expected: int
-    """Number of records in the original inventory."""
-    present: int
-    """Records found exactly once with their original bytes."""
-    placed: int
-    """Present records that are in a folder other than the inbox or the workspace root."""
-    missing: list[str]
-    """Record ids not found anywhere."""
-    duplicated: dict[str, list[str]]
-    """Record id → the relative paths where it was found more than once."""
-    changed: list[str]
-    """Record ids whose bytes differ from the original."""
-    unexpected: list[str]
-    """Entries that are not records, and folders with names that are not allowed."""
-    unplaced: list[str]
-    """Record ids still in the inbox or at the workspace root."""
-    intact: bool
-    """True when nothing is missing, duplicated, changed or unexpected."""
-    assignments: list[Assignment]
-    """Table 9's actual assignments: every record found exactly once (unchanged or not) with its
-    current path, ordered by id. The locations on disk only; nothing about their quality."""
+def _shown(destination: Sequence[str], limit: int = 120) -> str:
+    """The destination as a message shows it: cut after `limit` characters, with its size."""
+    text = repr(list(destination))
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(destination)} names, {len(text)} characters)"
 
 
 def _fsync_dir(path: Path) -> None:
@@ -245,7 +169,8 @@ def destination_problem(destination: Sequence[str]) -> str | None:
     if all(isinstance(name, str) for name in destination):
         total = len("/".join(destination).encode("utf-8", errors="surrogatepass")) + len("/X0000000000.txt")
         if total > DESTINATION_BYTES_MAX:
-            return f"its path is {total} bytes long; at most {DESTINATION_BYTES_MAX} are allowed"
+            return (f"its path is {total} bytes long; at most {DESTINATION_BYTES_MAX} bytes "
+                "(DESTINATION_BYTES_MAX) are allowed; use fewer or shorter folder names")
     for index, name in enumerate(destination):
         problem = folder_name_problem(name)
         if problem is None and "\x00" in name:
@@ -284,6 +209,11 @@ class MoveLog(Protocol):
 
     def committed(self, result: MoveResult, plan: Mapping[str, Any]) -> None:
         """Store the event of a move just made (durable on return), before its journal goes."""
+        ...
+
+    def may_settle(self, plan: Mapping[str, Any]) -> bool:
+        """Whether this log may complete the journaled `plan`: it is this log's run's, or no
+        run's, or its run already holds the move's event (nothing is left to log)."""
         ...
 
     def recovered(self, result: MoveResult, plan: Mapping[str, Any]) -> None:
@@ -347,14 +277,25 @@ class Organizer:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
     def _recover(self) -> None:
-        """Roll an interrupted move forward: finish every rename its journal lists."""
+        """Roll an interrupted move forward: finish every rename its journal lists.
+
+        Refused (`InterruptedMove`, nothing touched) when the journal is another run's that this
+        organizer's log may not settle.
+        """
         try:
             plan = json.loads(self._journal.read_text(encoding="utf-8"))
             problem = destination_problem(plan["destination"]) or _moves_problem(plan["moves"])
             if problem:
                 raise ValueError(problem)
-            self._apply(plan["moves"], plan["destination"])
         except (ValueError, KeyError, TypeError, OSError, RecursionError) as error:
+            self._reject_plan(error)
+            return
+        owner = journal_owner(plan)
+        if owner is not None and (self.move_log is None or not self.move_log.may_settle(plan)):
+            raise InterruptedMove(self.workspace, owner[0])
+        try:
+            self._apply(plan["moves"], plan["destination"])
+        except (ValueError, OSError, RecursionError) as error:
             self._reject_plan(error)
             return
         if self.move_log is not None:
@@ -579,9 +520,9 @@ class Organizer:
             raise OrganizerRefused("no record ids given; pass the ids to move")
         if len(records) > MOVE_IDS_MAX:
             raise OrganizerRefused(f"at most {MOVE_IDS_MAX:,} records per move; split the move")
-        problem = destination_problem(destination)
+        problem = destination_problem(destination) or self._path_max_problem(destination)
         if problem:
-            raise OrganizerRefused(f"cannot create destination {destination}: {problem}")
+            raise OrganizerRefused(f"cannot create destination {_shown(destination)}: {problem}")
         with self._locked():
             scan = self._scan()
             sources = {record: self._where(scan, record) for record in records}
@@ -609,6 +550,18 @@ class Organizer:
                 self._journal.unlink()
                 _fsync_dir(self.state)
         return result
+
+    def _path_max_problem(self, destination: Sequence[str]) -> str | None:
+        """Why the destination's full path would pass the filesystem's PATH_MAX, or None."""
+        try:
+            limit = os.pathconf(self.workspace, "PC_PATH_MAX")
+        except (OSError, ValueError):
+            limit = _PATH_MAX_DEFAULT
+        full = len(os.path.join(self._root, *destination, "X0000000000.txt").encode("utf-8", errors="surrogatepass"))
+        if full >= limit:
+            return (f"its full path on disk would be {full} bytes; the filesystem allows at most "
+                    f"PATH_MAX = {limit} bytes; use fewer or shorter folder names")
+        return None
 
     def _check_destination(self, destination: Sequence[str]) -> None:
         folder = self.workspace

@@ -17,8 +17,10 @@ Deterministic: no clock, no unordered iteration, canonical JSON via `worldkit.ca
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
@@ -175,6 +177,27 @@ def write_packets(
             progress("write", index, len(packets))
 
 
+def _check_out(out: Path, force: bool) -> None:
+    """Refuse, before building, an `out` that `write_packets` would refuse."""
+    if out.exists() and not out.is_dir():
+        raise OutputExists(f"{out} is a file; choose another --out")
+    if out.is_dir() and any(out.iterdir()):
+        if not force:
+            raise OutputExists(f"{out} is not empty; pass --force to replace the packets in it, "
+                               "or choose another --out")
+        strays = [p.name for p in sorted(out.iterdir()) if not _is_packet_dir(p)]
+        if strays:
+            raise OutputExists(f"{out} holds files that are not packets ({', '.join(strays[:5])}); "
+                               "refusing to replace it even with --force; choose another --out")
+
+
+def _move_in(built: Path, out: Path, scratch: Path) -> None:
+    """Replace `out` by the finished folder `built` (same filesystem: renames only)."""
+    if out.exists():
+        os.replace(out, scratch / "old")
+    os.replace(built, out)
+
+
 def read_reference(packet_dir: Path) -> Reference:
     """Load `verifier/reference.json` from a packet folder (errors name the file and record)."""
     return load_reference(packet_dir)
@@ -298,6 +321,40 @@ def compare_manifest(built: FamilyManifest, committed_path: Path) -> ManifestSta
     raise ManifestMismatch(f"{committed_path}: bytes differ from the build; {fix}")
 
 
+def check_frozen_packet(packet_dir: Path, manifest_path: Path | None = None) -> Literal["match", "absent"]:
+    """Compare a packet on disk with its task in the family's frozen manifest (default:
+    `manifests/infoorg/<family>.json` on the search path); raise `ManifestMismatch` naming the
+    task and the digest that differs. `absent` when no manifest is frozen for the family (Thread
+    packets come from a user's own Jira export)."""
+    from worldkit.locate import find_manifest
+
+    packet_dir = Path(packet_dir)
+    info = check_packet_dir(packet_dir)
+    path = manifest_path or find_manifest("infoorg", f"{info.family}.json")
+    if path is None or not Path(path).is_file():
+        if manifest_path is not None:
+            raise ManifestMismatch(f"--manifest {manifest_path} does not exist; pass the family's frozen manifest")
+        return "absent"
+    try:
+        frozen = FamilyManifest.model_validate_json(Path(path).read_bytes())
+    except ValueError as error:
+        raise ManifestMismatch(f"{path}: not a valid family manifest ({error.__class__.__name__})") from error
+    fix = (f"rebuild the packets from the pinned source with `worldkit infoorg build --family {info.family}` "
+           "(it refuses a source that does not match)")
+    task = next((t for t in frozen.tasks if t.task_id == info.task_id), None)
+    if frozen.family != info.family or frozen.seed != info.seed or task is None:
+        raise ManifestMismatch(f"{packet_dir}: task {info.task_id} (family {info.family}, seed {info.seed}) is not "
+                               f"in the frozen manifest {path}; {fix}")
+    actual = {"candidate_digest": info.candidate_digest, "verifier_digest": info.verifier_digest,
+              "packet_digest": sha256_bytes((packet_dir / "packet.json").read_bytes()),
+              "record_count": info.record_count}  # fmt: skip
+    for field, value in actual.items():
+        if getattr(task, field) != value:
+            raise ManifestMismatch(f"{packet_dir}: {field} {str(value)[:12]}… differs from the frozen manifest {path} "
+                                   f"({str(getattr(task, field))[:12]}…) for task {info.task_id}; {fix}")
+    return "match"
+
+
 def write_manifest(manifest: FamilyManifest, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(manifest.to_bytes())
@@ -335,20 +392,26 @@ def build_to_disk(
     force: bool = False,
     progress: Progress | None = None,
 ) -> BuildResult:
-    """Build and write the packets, then check them against (or write) the family manifest.
+    """Build the packets, check them against (or write) the family manifest, then write them.
 
-    The packets are written before the comparison, so a `ManifestMismatch` leaves them on disk
-    for inspection.
+    Nothing reaches `out` unless the build matches: a `ManifestMismatch` is raised before any
+    packet is written, and the packets are written into a scratch folder beside `out` that
+    replaces it only when complete (an interrupted build leaves `out` as it was).
     """
+    _check_out(out, force)
     packets = build_packets(family, source, tasks, seed, progress)
-    write_packets(packets, out, force=force, progress=progress)
     manifest = family_manifest(family, seed, packets)
     status: Literal["match", "prefix-match", "absent", "written"]
+    status = "written" if write else compare_manifest(manifest, manifest_path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
+    try:
+        write_packets(packets, scratch / "packets", progress=progress)
+        _move_in(scratch / "packets", out, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     if write:
         write_manifest(manifest, manifest_path)
-        status = "written"
-    else:
-        status = compare_manifest(manifest, manifest_path)
     return BuildResult(
         family=family,
         seed=seed,

@@ -19,8 +19,11 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
+from worldkit._model import Model as _Record
+from worldkit.errors import UsageError
 from worldkit.mcp.base import WorldkitMCPServer
 from worldkit.mcp.calllog import CALL_NOTE, CallLogMiddleware, result_digest
+from worldkit.store import Store
 from worldkit.store.eventlog import EventSink
 from worldkit.infoorg.instructions import server_instructions
 from worldkit.infoorg.organizer import (
@@ -29,14 +32,26 @@ from worldkit.infoorg.organizer import (
     SEARCH_MATCHES_MAX,
     FileList,
     FileText,
+    InterruptedMove,
     Inventory,
     MoveResult,
     Organizer,
     OrganizerRefused,
     SearchResult,
+    journal_owner,
+    pending_plan,
 )
+from worldkit.infoorg.validity import ORGANIZER_STATE_DIR
 
-__all__ = ["EventMoveLog", "EventSink", "build_organizer_server", "main"]
+__all__ = [
+    "EventMoveLog",
+    "EventSink",
+    "OrganizerRecovery",
+    "build_organizer_server",
+    "check_settled",
+    "main",
+    "recover_organizer",
+]
 
 INSTRUCTIONS = server_instructions()
 """Figure 11 (the ReAct-FC bounded tool instruction) verbatim; a served packet appends its request."""
@@ -75,18 +90,27 @@ def _move_change(result: MoveResult) -> dict[str, Any] | None:
 class EventMoveLog:
     """The organizer's `MoveLog` over the server's event log.
 
-    A move made by a call is logged as that call's event (the middleware then adds nothing);
-    a move completed by journal recovery is logged as a `move_files` event with
-    `detail.recovered`, unless the journal's run already holds the move's event (the kill came
-    after the event was stored, before the journal was dropped).
+    A move made by a call is logged as that call's event (the middleware then adds nothing).
+    A journal names the run (and session) of the call that wrote it. Recovery of a journal of
+    this log's run logs the completed move as a `move_files` event with `detail.recovered`,
+    unless the run already holds the move's event (the kill came after the event was stored,
+    before the journal was dropped); a journal of another run is this log's to settle only when
+    that run already holds the event (`may_settle`), so a killed run's move never lands in the
+    next run's log.
     """
 
     def __init__(self, sink: EventSink) -> None:
         self.sink = sink
 
-    def tag(self) -> dict[str, str]:
+    def _run_id(self) -> str | None:
         run_id = getattr(self.sink, "run_id", None)
-        return {"run_id": run_id} if isinstance(run_id, str) else {}
+        return run_id if isinstance(run_id, str) else None
+
+    def tag(self) -> dict[str, str]:
+        run_id, session = self._run_id(), getattr(self.sink, "session", None)
+        if run_id is None:
+            return {}
+        return {"run_id": run_id, **({"session": session} if isinstance(session, str) else {})}
 
     def committed(self, result: MoveResult, plan: Mapping[str, Any]) -> None:
         note = CALL_NOTE.get()
@@ -102,10 +126,18 @@ class EventMoveLog:
         if note is not None:
             note["logged"] = True
 
+    def may_settle(self, plan: Mapping[str, Any]) -> bool:
+        owner = journal_owner(plan)
+        if owner is None or owner[0] == self._run_id():
+            return True
+        plan_id = plan.get("plan_id")
+        return isinstance(plan_id, str) and _logged(getattr(self.sink, "store", None), owner[0], plan_id)
+
     def recovered(self, result: MoveResult, plan: Mapping[str, Any]) -> None:
         plan_id = plan.get("plan_id")
-        journal_run = (plan.get("log") or {}).get("run_id")
-        if plan_id and journal_run and self._logged(journal_run, plan_id):
+        owner = journal_owner(plan)
+        journal_run = owner[0] if owner else None
+        if plan_id and journal_run and _logged(getattr(self.sink, "store", None), journal_run, plan_id):
             return
         change = _move_change(result)
         if change is None:
@@ -120,18 +152,98 @@ class EventMoveLog:
             state_change={**change, "plan": plan_id or ""},
         )  # fmt: skip
 
-    def _logged(self, run_id: str, plan_id: str) -> bool:
-        store = getattr(self.sink, "store", None)
-        if store is None:
-            return False
-        from worldkit.errors import UsageError
-        from worldkit.store import read_events
 
-        try:
-            events = list(read_events(store, run_id))
-        except UsageError:  # the journal's run is not in this store
-            return False
-        return any((e.state_change or {}).get("plan") == plan_id for e in reversed(events))
+def _logged(store: Store | None, run_id: str, plan_id: str) -> bool:
+    """Whether run `run_id` in `store` holds the event of the journaled move `plan_id`."""
+    if store is None:
+        return False
+    from worldkit.store import read_events
+
+    try:
+        events = list(read_events(store, run_id))
+    except UsageError:  # the journal's run is not in this store
+        return False
+    return any((e.state_change or {}).get("plan") == plan_id for e in reversed(events))
+
+
+class OrganizerRecovery(_Record):
+    """What `worldkit log recover RUN` did to an organizer workspace a killed server left."""
+
+    run_id: str
+    """The run whose log settled the interrupted move."""
+    workspace: str
+    """The workspace folder settled."""
+    moved: list[str]
+    """Records the interrupted move put in place ([] when there was no interrupted move)."""
+    destination: list[str]
+    """Folder components of the move's destination."""
+    logged: bool
+    """True when the move's event was appended to the run's log now (False when the run already
+    held it: the kill came after the event was stored)."""
+
+    @property
+    def message(self) -> str:
+        if not self.moved and not self.logged and not self.destination:
+            return f"workspace {self.workspace}: no interrupted move (run {self.run_id})"
+        where = "/".join(self.destination) or "(root)"
+        how = "logged now" if self.logged else "its event was already in the log"
+        return (
+            f"workspace {self.workspace} settled with run {self.run_id}'s log: the interrupted move of "
+            f"{len(self.moved)} record(s) to {where} completed ({how})"
+        )
+
+
+def check_settled(workspace: Path, store: Store, run_id: str) -> None:
+    """Refuse (`InterruptedMove`) to serve `workspace` as run `run_id` while it holds a move that
+    another run's killed server did not finish and whose event that run does not hold yet.
+
+    Called before the new run is claimed, so a refusal leaves the store untouched."""
+    plan = pending_plan(workspace)
+    owner = journal_owner(plan) if plan is not None else None
+    if plan is None or owner is None or owner[0] == run_id:
+        return
+    plan_id = plan.get("plan_id")
+    if not (isinstance(plan_id, str) and _logged(store, owner[0], plan_id)):
+        raise InterruptedMove(Path(workspace).resolve(), owner[0])
+
+
+def recover_organizer(store: Store, run_id: str, workspace: Path) -> OrganizerRecovery:
+    """Finish the move a killed organizer server of run `run_id` left in `workspace`, logging it
+    in that run's own log (as its session) unless the log already holds it.
+
+    Refuses a journal that belongs to another run (naming it). After this, replaying each run's
+    log gives the tree on disk, and the next server starts.
+    """
+    from worldkit.store import EventLog, get_run
+
+    root = Path(workspace)
+    if not (root / ORGANIZER_STATE_DIR).is_dir():
+        raise UsageError(f"--workspace {root} is not an organizer workspace (no {ORGANIZER_STATE_DIR}/)")
+    plan = pending_plan(root)
+    if plan is None:
+        Organizer(root)  # sets an unreadable journal aside, if any
+        return OrganizerRecovery(run_id=run_id, workspace=str(root), moved=[], destination=[], logged=False)
+    owner = journal_owner(plan)
+    if owner is not None and owner[0] != run_id:
+        raise UsageError(
+            f"the interrupted move in {root} belongs to run {owner[0]}, not {run_id}; run "
+            f"`worldkit log recover {owner[0]} --workspace {root}`"
+        )
+    head = get_run(store, run_id)
+    before = head.seq
+    if owner is None or not owner[1]:
+        raise UsageError(
+            f"the interrupted move in {root} names no logged session; any start of the organizer "
+            "completes it (it was not made by a logged server)"
+        )
+    with EventLog(store, run_id, head.seat, resume_session=owner[1], key=None) as log:
+        Organizer(root, move_log=EventMoveLog(log))
+    logged = get_run(store, run_id).seq > before
+    return OrganizerRecovery(
+        run_id=run_id, workspace=str(root),
+        moved=sorted(m["id"] for m in plan.get("moves", []) if isinstance(m, dict) and "id" in m),
+        destination=[str(d) for d in plan.get("destination", [])], logged=logged,
+    )  # fmt: skip
 
 
 _READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)

@@ -156,6 +156,10 @@ class EventLog:
     signed with `key` (default: from the environment, `worldkit.store.anchor.log_key`). `close`
     also seals the head in the store. `meta` (JSON object) is stored with a run this log creates:
     how it was started, e.g. `{"trusted_staged": true}`.
+
+    `resume_session` appends to an existing run as the session that created it: the crash
+    recovery of a killed server (`worldkit log recover`), which finishes that server's last
+    call in its own log. The run must exist and, if claimed, be claimed by that session.
     """
 
     def __init__(
@@ -170,11 +174,12 @@ class EventLog:
         key: AnchorKey | bytes | None | Literal["env"] = "env",
         anchor_every: float = 1.0,
         meta: Mapping[str, Any] | None = None,
+        resume_session: str | None = None,
     ) -> None:
         self.store = store
         self.run_id = check_run_id(run_id)
         self.seat = seat
-        self.session = uuid.uuid4().hex
+        self.session = resume_session or uuid.uuid4().hex
         self.anchor_path = None if anchor is None else Path(anchor)
         self._key = log_key() if key == "env" else as_key(key)
         if self.anchor_path is not None and self._key is not None and not self._key.can_sign:
@@ -198,7 +203,9 @@ class EventLog:
         self._closed = False
         genesis = genesis_hash(self.run_id)
         with store.guard("open the event log in"), store.write() as conn:
-            if claim:
+            if resume_session is not None:
+                head = _resumed_head(conn, self.run_id, seat, resume_session, claim=claim)
+            elif claim:
                 head = claim_run(conn, self.run_id, seat, genesis, self.session, meta)
             else:
                 head = ensure_run(conn, self.run_id, seat, genesis, self.session, meta)
@@ -519,6 +526,23 @@ class EventLog:
                 raw.close()
         except Exception:  # noqa: BLE001 - a connection that cannot be returned is dropped
             raw.invalidate()
+
+
+def _resumed_head(conn: Any, run_id: str, seat: str, session: str, *, claim: bool) -> Head:
+    """The head of a run that `session` created, for a recovery that appends as that session."""
+    if claim:
+        raise UsageError(f"run {run_id}: a recovery resumes a run; it cannot also claim a new one")
+    head = read_head(conn, run_id)
+    if head is None:
+        raise UsageError(f"run {run_id} is not in the store; pass the store the killed server logged to")
+    if head.seat != seat:
+        raise StoreError(f"run {run_id} belongs to seat {head.seat}, not {seat}")
+    if head.session != session:
+        raise StoreError(
+            f"run {run_id} was created by session {head.session[:8]}…, not {session[:8]}…: only the "
+            "run's own session can finish its interrupted call"
+        )
+    return head
 
 
 class _Compiled:

@@ -35,7 +35,7 @@ def ws(tmp_path: Path) -> Path:
     [
         (["a"] * 1500, "1500 folder levels"),
         (["a"] * (DESTINATION_DEPTH_MAX + 1), f"at most {DESTINATION_DEPTH_MAX}"),
-        (["x" * 200] * 6, f"at most {DESTINATION_BYTES_MAX} are allowed"),
+        (["x" * 200] * 6, f"at most {DESTINATION_BYTES_MAX} bytes"),
     ],
 )
 def test_a_destination_too_deep_or_too_long_is_refused_before_journaling(
@@ -50,6 +50,37 @@ def test_a_destination_too_deep_or_too_long_is_refused_before_journaling(
     organizer.move_files(["F001"], ["a"] * DESTINATION_DEPTH_MAX)  # the limit itself is allowed
     assert Organizer(ws).check_inventory().intact  # and the server still starts
     assert_each_record_once(ws, expected)
+
+
+def test_a_move_past_path_max_is_refused_naming_the_limit(tmp_path: Path) -> None:
+    deep = tmp_path.joinpath(*["d" * 200] * 16)  # an absolute workspace path of ~3,300 bytes
+    deep.mkdir(parents=True)
+    ws = make_workspace(deep)
+    expected = hashes(ws)
+    organizer = Organizer(ws)
+    destination = ["n" * 180] * 5  # 904 bytes: within the destination cap, past PATH_MAX on disk
+    with pytest.raises(OrganizerRefused, match=r"PATH_MAX = 4096 bytes; use fewer or shorter folder names"):
+        organizer.move_files(["F001"], destination)
+    assert not (ws / ".organizer" / "journal.json").exists()
+    assert_each_record_once(ws, expected)
+
+
+def test_the_organizer_tool_names_the_length_limit(tmp_path: Path) -> None:
+    import anyio
+    from mcp import Client
+
+    from worldkit.mcp.organizer import build_organizer_server
+
+    ws = make_workspace(tmp_path)
+
+    async def call() -> str:
+        async with Client(build_organizer_server(ws)) as client:
+            result = await client.call_tool("move_files", {"ids": ["F001"], "destination": ["x" * 200] * 6})
+            assert result.is_error
+            return result.content[0].text  # type: ignore[union-attr]
+
+    text = anyio.run(call)
+    assert f"at most {DESTINATION_BYTES_MAX} bytes" in text and len(text) < 400
 
 
 def test_recovery_survives_a_plan_it_cannot_apply(ws: Path) -> None:

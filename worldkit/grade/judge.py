@@ -186,10 +186,12 @@ def judge_id(judge: Judge | None) -> str:
 def grade_criterion(judge: Judge, overlay: Overlay, criterion: Criterion, ctx: GradingContext, request: str) -> Verdict:
     """One semantic criterion through a judge (legacy judges read the context themselves)."""
     if isinstance(judge, _LegacyJudge):
-        found: CheckResult | None = judge.inner.grade(overlay, criterion, ctx)
+        found: CheckResult | Any = judge.inner.grade(overlay, criterion, ctx)
         if found is None:
             return Verdict(result="ungraded", reason=f"judge {judge.name} does not grade this criterion", attempts=0)
-        return Verdict(result="pass" if found.passed else "fail", reason=found.detail, attempts=1)
+        # A judge that can say it cannot decide answers a `result` (`pass`/`fail`/`ungraded`).
+        result = getattr(found, "result", None) or ("pass" if found.passed else "fail")
+        return Verdict(result=result, reason=found.detail, attempts=1)
     return judge.judge(judge_item(overlay, criterion, ctx, request))
 
 

@@ -158,10 +158,11 @@ def grade_state(overlay: Overlay, ctx: GradingContext) -> dict[str, tuple[Verdic
     verdicts: dict[str, tuple[Verdict, str]] = {}
     for criterion in overlay.rubric:
         result: CheckResult | None = checked.get(criterion.id)
-        if result is None:
-            result = grade_facts(overlay, criterion, ctx)
-        verdicts[criterion.id] = ("ungraded", "no facts") if result is None else (
-            "pass" if result.passed else "fail", result.detail)  # fmt: skip
+        if result is not None:
+            verdicts[criterion.id] = ("pass" if result.passed else "fail", result.detail)
+            continue
+        judged = grade_facts(overlay, criterion, ctx)
+        verdicts[criterion.id] = ("ungraded", "no facts") if judged is None else (judged.result, judged.detail)
     return verdicts
 
 

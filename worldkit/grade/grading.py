@@ -151,26 +151,28 @@ def grade_captured(
     verdicts: dict[str, Verdict] = {}
     for criterion in overlay.rubric:
         label = access.labels[criterion.id]
+        listed = {"seen_in_listing": access.seen_in_listing[criterion.id]} if access.seen_in_listing.get(criterion.id) else {}
         result = checked.get(criterion.id)
         if result is not None:
             outcomes.append(CriterionOutcome(id=criterion.id, route=criterion.route, access=label,
                                              result="pass" if result.passed else "fail", detail=result.detail,
-                                             graded_by="check"))  # fmt: skip
+                                             graded_by="check", **listed))  # fmt: skip
             continue
         if criterion.route == "semantic" and judge is not None:
             verdict = grade_criterion(judge, overlay, criterion, captured.context, captured.request)
             verdicts[criterion.id] = verdict
             outcomes.append(CriterionOutcome(id=criterion.id, route="semantic", access=label, result=verdict.result,
                                              detail=verdict.reason,
-                                             graded_by="" if verdict.result == "ungraded" else grader))  # fmt: skip
+                                             graded_by="" if verdict.result == "ungraded" else grader,
+                                             **listed))  # fmt: skip
             continue
         kept = (keep_semantic or {}).get(criterion.id)
         if kept is not None and criterion.route == "semantic":
-            outcomes.append(kept.model_copy(update={"access": label}))
+            outcomes.append(kept.model_copy(update={"access": label, "seen_in_listing": listed.get("seen_in_listing", [])}))
             continue
         why = "no judge" if criterion.route == "semantic" else "no check"
         outcomes.append(CriterionOutcome(id=criterion.id, route=criterion.route, access=label, result="ungraded",
-                                         detail=why))  # fmt: skip
+                                         detail=why, **listed))  # fmt: skip
     return Grades(outcomes=outcomes, stats=stats, judge=judge.describe() if judge is not None else None,
                   access=access, verdicts=verdicts)  # fmt: skip
 
@@ -248,6 +250,7 @@ def summary(record: ExecutionRecord, record_path: Path | None) -> dict[str, Any]
         "status": record.status,
         "criteria": criteria,
         "access": {c.id: c.access for c in record.criteria},
+        "seen_in_listing": {c.id: c.seen_in_listing for c in record.criteria if c.seen_in_listing},
         "deterministic_passed": sum(criteria[c] == "pass" for c in deterministic),
         "deterministic_total": len(deterministic),
         "semantic_passed": sum(criteria[c] == "pass" for c in semantic),

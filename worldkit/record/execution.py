@@ -76,6 +76,9 @@ class CriterionOutcome(Model):
     """The check's one-line reason (deterministic) or the judge's (semantic)."""
     graded_by: str = ""
     """Who decided: `check` (deterministic), the judge's id (`openai:MODEL`, `facts`, …), or empty."""
+    seen_in_listing: list[str] = Field(default_factory=list)
+    """Evidence (`surface:locator`) whose anchor a listing line (a message subject, a record title)
+    carried verbatim while the criterion was not accessed; reported only, never counted as access."""
 
 
 class RunStats(Model):

@@ -26,6 +26,14 @@ def build_judge(
     return make_judge(name, {k: v for k, v in options.items() if v is not None})
 
 
+def fail_if_judge_failed(failure: str) -> None:
+    """Exit 1 with the one line naming the judge's endpoint and the criteria it left `grader_error`."""
+    if failure:
+        from worldkit.grade.judge import JudgeFailed
+
+        raise JudgeFailed(failure)
+
+
 def print_summary(summary: dict[str, Any], as_json: bool) -> None:
     if as_json:
         echo_json(summary)
@@ -69,6 +77,7 @@ def grade_command(
             raise UsageError("RUN_DIR excludes --overlay/--workspace/--log: the run folder names its task and log")
         result = grade_folder(run_dir, judge=judging, store_url=store, force=force)
         print_summary(summary(result, Path(run_dir).absolute() / "execution-record.json"), as_json)
+        fail_if_judge_failed(result.judge_failure)
         return
     if overlay is None or workspace is None:
         raise UsageError("give a run folder, or --overlay T and --workspace DIR (optionally --log RUN_ID --store URL)")
@@ -76,6 +85,7 @@ def grade_command(
     if record is not None:
         write_record(result, record)
     print_summary(summary(result, record), as_json)
+    fail_if_judge_failed(result.judge_failure)
 
 
 def judge_batch_command(
@@ -99,11 +109,11 @@ def judge_batch_command(
     result = judge_batch(runs, judging, seed=seed, write=write)
     if as_json:
         echo_json(result.as_json())
-        return
-    for run_id, verdicts in sorted(result.runs.items()):
-        typer.echo(f"{run_id}: " + ", ".join(f"{cid} {verdict}" for cid, verdict in sorted(verdicts.items())))
-    typer.echo(f"{result.items} distinct items judged by {result.judge.get('id')}"
-               + (f"; {len(result.written)} records updated" if write else ""))  # fmt: skip
+    else:
+        for run_id, verdicts in sorted(result.runs.items()):
+            typer.echo(f"{run_id}: " + ", ".join(f"{cid} {verdict}" for cid, verdict in sorted(verdicts.items())))
+        typer.echo(result.counts_line() + (f"; {len(result.written)} records updated" if write else ""))
+    fail_if_judge_failed(result.failure)
 
 
 def register(app: typer.Typer) -> None:

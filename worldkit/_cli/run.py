@@ -11,6 +11,7 @@ from worldkit._cli.grade import (
     JUDGE_HELP,
     JUDGE_METAVAR,
     build_judge,
+    fail_if_judge_failed,
     print_summary,
 )
 from worldkit._cli.output import echo_json
@@ -53,6 +54,7 @@ def run_command(
         agent_options=options, judge=judging, trust_staged=trust_staged,
     )  # fmt: skip
     print_summary(result.summary(), as_json)
+    fail_if_judge_failed(result.record.judge_failure)
 
 
 def regrade_command(
@@ -85,11 +87,15 @@ def regrade_command(
     recorded = {c.id: c.result for c in record.criteria}
     again = {c.id: c.result for c in grades.outcomes}
     differs = sorted(cid for cid in set(recorded) | set(again) if recorded.get(cid) != again.get(cid))
+    from worldkit.grade.grading import judge_failure
+
+    failure = judge_failure(grades.outcomes, grades.judge)
     if as_json:
         echo_json({"run_id": record.run_id, "criteria": again, "same_as_record": not differs, "differs": differs,
-                   "judge": grades.judge})  # fmt: skip
+                   "judge": grades.judge, "judge_failure": failure})  # fmt: skip
     else:
         typer.echo(f"{record.run_id}: {'same results as the record' if not differs else 'DIFFERS on ' + ', '.join(differs)}")
+    fail_if_judge_failed(failure)
     if differs:
         raise CheckFailed(f"re-grading {run_dir} differs from its record on {', '.join(differs)}")
 

@@ -45,7 +45,7 @@ from worldkit.record.execution import (
     RunStats,
 )
 
-__all__ = ["Captured", "Grades", "build_record", "capture", "grade_captured", "summary"]
+__all__ = ["Captured", "Grades", "build_record", "capture", "grade_captured", "judge_failure", "summary"]
 
 
 @dataclass(frozen=True)
@@ -177,6 +177,19 @@ def grade_captured(
                   access=access, verdicts=verdicts)  # fmt: skip
 
 
+def judge_failure(outcomes: list[CriterionOutcome], judge: Mapping[str, Any] | None) -> str:
+    """One line naming the judge's endpoint, why it failed and the criteria left `grader_error`; "" if none."""
+    failed = [c for c in outcomes if c.result == "grader_error"]
+    if not failed:
+        return ""
+    config = dict(judge or {})
+    name = str(config.get("id") or config.get("kind") or "judge")
+    where = f" at {config['base_url']}" if config.get("base_url") else ""
+    reason = " ".join((failed[0].detail or "no reason given").split())[:200]
+    return (f"judge {name}{where} failed ({reason}): {', '.join(sorted(c.id for c in failed))} left grader_error; "
+            "re-judge once it answers (`worldkit regrade RUN_DIR --judge …` or `worldkit judge-batch RUNS --write`)")  # fmt: skip
+
+
 def revision_digest(candidate: Path) -> str:
     """The revision digest the staged projection was rendered from (its manifest's inputs)."""
     manifest = json.loads((Path(candidate) / "projection" / "manifest.json").read_text(encoding="utf-8"))
@@ -234,6 +247,7 @@ def build_record(
         trajectory=list(events),
         agent_config=dict(agent_config or {"id": agent}),
         judge=grades.judge,
+        judge_failure=judge_failure(grades.outcomes, grades.judge),
     )
 
 
@@ -257,5 +271,6 @@ def summary(record: ExecutionRecord, record_path: Path | None) -> dict[str, Any]
         "semantic_total": len(semantic),
         "graded_by": {c.id: c.graded_by for c in record.criteria},
         "judge": record.judge,
+        "judge_failure": record.judge_failure,
         "record": str(record_path) if record_path is not None else None,
     }

@@ -24,7 +24,7 @@ from pydantic import Field
 
 from worldkit._model import Model
 from worldkit.canon import sha256_json
-from worldkit.errors import PathRefused, UsageError
+from worldkit.errors import CheckFailed, PathRefused, UsageError
 from worldkit.overlay.context import CheckResult, GradingContext
 from worldkit.overlay.models import Criterion, Overlay
 from worldkit.overlay.toolconfig import WriteFiles
@@ -32,6 +32,7 @@ from worldkit.overlay.toolconfig import WriteFiles
 __all__ = [
     "MAX_FILE_CHARS",
     "Judge",
+    "JudgeFailed",
     "JudgeItem",
     "Verdict",
     "deliverable_paths",
@@ -96,6 +97,11 @@ class Judge(Protocol):
         ...
 
     def judge(self, item: JudgeItem) -> Verdict: ...
+
+
+class JudgeFailed(CheckFailed):
+    """The judge could not decide some criteria (endpoint down, failing, unreadable replies): they
+    are recorded `grader_error` and the command exits 1 with one line naming the endpoint and them."""
 
 
 JudgeFactory = Callable[[dict[str, Any]], Judge]

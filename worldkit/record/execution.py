@@ -146,6 +146,12 @@ class ExecutionRecord(Model):
     judge: dict[str, Any] | None = None
     """The judge's frozen configuration (kind, id, model, endpoint, prompt digest, temperature,
     retries); None when no judge graded the semantic criteria."""
+    judge_failure: str = ""
+    """When the judge failed: one line naming its endpoint, why, and the criteria left
+    `grader_error` (the commands that grade exit 1 with the same line); empty otherwise."""
+    calibration: dict[str, Any] | None = None
+    """The judge's calibration (`worldkit judge calibrate --out`): its digest, the judge it was run
+    on, and its agreement, Cohen's κ and Gwet's AC1 with intervals; None when none was given."""
 
     @model_validator(mode="after")
     def _criteria_unique(self) -> ExecutionRecord:

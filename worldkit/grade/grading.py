@@ -76,6 +76,8 @@ class Grades:
     judge: dict[str, Any] | None
     access: AccessReport
     verdicts: dict[str, Verdict] = field(default_factory=dict)
+    calibration: dict[str, Any] | None = None
+    """The judge's calibration summary (`worldkit.grade.calibration`), when it was given one."""
 
 
 def capture(overlay: Overlay, candidate: Path, workspace: Path, events: list[dict[str, Any]] | None) -> Captured:
@@ -174,7 +176,7 @@ def grade_captured(
         outcomes.append(CriterionOutcome(id=criterion.id, route=criterion.route, access=label, result="ungraded",
                                          detail=why, **listed))  # fmt: skip
     return Grades(outcomes=outcomes, stats=stats, judge=judge.describe() if judge is not None else None,
-                  access=access, verdicts=verdicts)  # fmt: skip
+                  access=access, verdicts=verdicts, calibration=getattr(judge, "calibration", None))  # fmt: skip
 
 
 def judge_failure(outcomes: list[CriterionOutcome], judge: Mapping[str, Any] | None) -> str:
@@ -248,6 +250,7 @@ def build_record(
         agent_config=dict(agent_config or {"id": agent}),
         judge=grades.judge,
         judge_failure=judge_failure(grades.outcomes, grades.judge),
+        calibration=grades.calibration,
     )
 
 
@@ -272,5 +275,6 @@ def summary(record: ExecutionRecord, record_path: Path | None) -> dict[str, Any]
         "graded_by": {c.id: c.graded_by for c in record.criteria},
         "judge": record.judge,
         "judge_failure": record.judge_failure,
+        "calibration": record.calibration,
         "record": str(record_path) if record_path is not None else None,
     }

@@ -123,7 +123,8 @@ def judge_batch(paths: Iterable[Path], judge: Judge, *, seed: int = 0, write: bo
             ]  # fmt: skip
             own = [c for c in criteria if c.id in by_criterion]
             update = {"criteria": criteria, "judge": {**config, "batch": True},
-                      "judge_failure": judge_failure(own, config)}  # fmt: skip
+                      "judge_failure": judge_failure(own, config),
+                      "calibration": getattr(judge, "calibration", None)}  # fmt: skip
             write_record(record.model_copy(update=update), record_path)
             written.append(str(record_path))
     return BatchResult(runs=runs, items=len(distinct), order=order, judge=judge.describe(), written=written,

@@ -79,3 +79,13 @@ def test_facts_calibration_is_recorded_and_refused_for_another_judge(capsys, tmp
     out.write_text(json.dumps(edited))
     assert run(["grade", str(path.parent), "--force", "--judge", "facts", "--judge-calibration", str(out)]) == 2
     assert "do not match its sha256" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_facts_on_pharmaco_meets_the_bar(capsys) -> None:
+    assert run(["judge", "calibrate", "--judge", "facts", "--world", "pharmaco_demo", "--bootstrap", "500", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    overall = summary["overall"]
+    assert overall["n"] >= 150 and len(summary["per_task"]) == 8
+    assert overall["agreement"] >= 0.95 and overall["kappa"] >= 0.85
+    assert overall["kappa_ci"] is not None and overall["kappa_ci"][0] <= overall["kappa"] <= overall["kappa_ci"][1]

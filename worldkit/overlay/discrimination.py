@@ -29,6 +29,7 @@ from worldkit.overlay.models import Counterfactual, OracleAction, Overlay
 Verdict = Literal["pass", "fail", "ungraded"]
 
 REFERENCE = "reference"
+NO_FACTS = "no facts"
 NOTHING_DONE = "nothing-done"
 
 
@@ -162,7 +163,7 @@ def grade_state(overlay: Overlay, ctx: GradingContext) -> dict[str, tuple[Verdic
             verdicts[criterion.id] = ("pass" if result.passed else "fail", result.detail)
             continue
         judged = grade_facts(overlay, criterion, ctx)
-        verdicts[criterion.id] = ("ungraded", "no facts") if judged is None else (judged.result, judged.detail)
+        verdicts[criterion.id] = ("ungraded", NO_FACTS) if judged is None else (judged.result, judged.detail)
     return verdicts
 
 
@@ -192,10 +193,10 @@ def discriminate(overlay: Overlay, projection: Path, scratch: Path) -> Discrimin
         grades.append(grade)
         for criterion_id, expected in _expected(overlay, variant).items():
             got, detail = grade.verdicts[criterion_id]
-            if got == "ungraded" and (expected == "pass" or variant.id == REFERENCE):
+            no_facts = got == "ungraded" and detail == NO_FACTS
+            if no_facts and (expected == "pass" or variant.id in (REFERENCE, NOTHING_DONE)):
                 continue  # a semantic criterion without facts: not this instrument's to decide
-            if got == "ungraded" and variant.id == NOTHING_DONE:
-                continue
+            # (a `facts` verdict of `ungraded` on a declared criterion is a misgrade: it cannot read a labelled variant)
             if got != expected:
                 misgrades.append(Misgrade(variant.id, variant.kind, criterion_id, expected, got, detail))
     return Discrimination(overlay.id, grades, misgrades, invalid, _coverage(overlay))

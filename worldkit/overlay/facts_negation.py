@@ -56,8 +56,10 @@ _CONTRARY_AFTER = re.compile(
     re.IGNORECASE,
 )
 _RESTRICTION = re.compile(r"\b(?:until|before|unless|pending)\b", re.IGNORECASE)
-_BOUNDARY = re.compile(r"[,;:()\[\]\u2013\u2014]|\s-\s|\b(?:but|however|whereas|although|though|while|and|so|because|since|then)\b",
+_BOUNDARY = re.compile(r"[,;:()\[\]\u2013\u2014\n]|[.!?](?=\s)|\s-\s|"
+                       r"\b(?:but|however|whereas|although|though|while|and|so|because|since|then)\b",
                        re.IGNORECASE)  # fmt: skip
+_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)", re.MULTILINE)
 _HEDGE = re.compile(r"^\W*(?:if|unless|whether)\b|\b(?:perhaps|possibly|might|maybe|it is unclear)\b", re.IGNORECASE)
 
 
@@ -124,8 +126,15 @@ def _window_polarity(claim: Claim, window: str) -> Polarity | None:
             continue
         if found and all(_negated(window, span, owned) for span in found):
             return "negated"
-    hedged = window.rstrip().endswith("?") or _HEDGE.search(window) is not None
-    return "hedged" if hedged else "stated"
+    # Hedges are read in the sentences that hold the claim's terms, not across a whole section.
+    sentences = [m for m in _SENTENCE.finditer(window) if any(m.start() <= s < m.end() for s, _e in owned)]
+    if not sentences:
+        return "hedged" if _hedged(window) else "stated"
+    return "hedged" if all(_hedged(m.group(0)) for m in sentences) else "stated"
+
+
+def _hedged(sentence: str) -> bool:
+    return sentence.rstrip().endswith("?") or _HEDGE.search(sentence) is not None
 
 
 _RANK = {"stated": 3, "hedged": 2, "negated": 1}

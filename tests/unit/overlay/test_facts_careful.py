@@ -160,3 +160,14 @@ def test_the_request_own_words_are_never_credited() -> None:
     echo = "You asked whether to hold the data out of the filing and write it in a memo for the team."
     assert judge_facts(FACTS, {"memo": echo}, request).result == "fail"
     assert judge_facts(FACTS, {"memo": "Hold the data out of the filing."}, request).result == "pass"
+
+
+def test_a_hedge_elsewhere_in_the_section_does_not_hedge_the_fact() -> None:
+    facts = CriterionFacts.model_validate({"required": [{"says": "SC-03 is restricted", "any": [
+        {"all": ["SC-03", {"regex": "restrict"}], "within": "section"}]}]})  # fmt: skip
+    section = "## Actions\n\nSet SC-03 to Restricted. Mapping might move to week 13."
+    assert judge_facts(facts, {"memo": section}).result == "pass"
+    only_wondering = "## Actions\n\nShould SC-03 be restricted? Mapping moves to week 13."
+    assert judge_facts(facts, {"memo": only_wondering}).result == "ungraded"
+    # a negation in the previous sentence does not reach across the full stop
+    assert judge_facts(facts, {"memo": "## Actions\n\nNo mapping was done. SC-03 is restricted."}).result == "pass"

@@ -52,8 +52,10 @@ def print_summary(summary: dict[str, Any], as_json: bool) -> None:
         echo_json(summary)
         return
     typer.echo(f"run {summary['run_id']}: {summary['task']} · {summary['agent']} · {summary['condition']}")
+    listed = summary.get("seen_in_listing") or {}
     for cid, verdict in summary["criteria"].items():
-        typer.echo(f"  {cid:<12} {verdict:<12} {summary['access'][cid]}")
+        seen = f"  (seen in a listing: {', '.join(listed[cid])})" if listed.get(cid) else ""
+        typer.echo(f"  {cid:<12} {verdict:<12} {summary['access'][cid]}{seen}")
     typer.echo(f"deterministic: {summary['deterministic_passed']}/{summary['deterministic_total']} passed")
     if summary.get("record"):
         typer.echo(f"record: {summary['record']}")

@@ -77,7 +77,7 @@ def _candidates(records: Iterable[LoadedRecord]) -> list[_Candidate]:
             if outcome.result in _DECIDED:
                 stratum = (record.task, condition, outcome.route, outcome.result)
                 found.append(_Candidate("criterion", stratum, loaded, outcome.id, outcome.result))
-            if record.trajectory:  # a label decided from a log (a run without one is all `unknown` by construction)
+            if record.stats.tool_calls is not None:  # decided from a log (without one, every label is `unknown`)
                 stratum = (record.task, condition, outcome.route, outcome.access)
                 found.append(_Candidate("access", stratum, loaded, outcome.id, outcome.access))
     return found

@@ -22,8 +22,7 @@ COLUMNS = ["item", "kind", "task", "criterion", "criterion_text", "guidance", "d
 SHOWN = [c for c in COLUMNS if c not in ("answer", "note")]
 ANSWER_CHOICES = {"criterion": ("pass", "fail"), "access": ("accessed", "not_accessed", "unknown")}
 """What a coder may answer, per item kind."""
-_SYNONYMS = {"passed": "pass", "failed": "fail", "not accessed": "not_accessed", "not-accessed": "not_accessed",
-             "accessed ": "accessed", "unknown ": "unknown"}  # fmt: skip
+_SYNONYMS = {"passed": "pass", "failed": "fail", "not accessed": "not_accessed", "not-accessed": "not_accessed"}
 _CELL_LIMIT = 32_000  # an Excel cell holds at most 32,767 characters
 
 

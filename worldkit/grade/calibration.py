@@ -93,9 +93,11 @@ class Calibration:
 def labelled_variants(overlay: Overlay, generated: Generator | None = None) -> list[tuple[Counterfactual, dict[str, str]]]:
     """Each variant with its labels on the overlay's semantic criteria (variants labelling none left out)."""
     semantic = [c.id for c in overlay.rubric if c.route == "semantic"]
+    if not semantic:
+        return []
     implicit = [
         Counterfactual(id=REFERENCE, kind="correct", description="the reference solution"),
-        Counterfactual(id=NOTHING_DONE, kind="wrong", base="nothing", description="nothing done", fails=semantic or ["-"]),
+        Counterfactual(id=NOTHING_DONE, kind="wrong", base="nothing", description="nothing done", fails=semantic),
     ]
     variants = [*implicit, *overlay.counterfactuals, *(generated(overlay) if generated else [])]
     out = []

@@ -171,3 +171,15 @@ def test_a_hedge_elsewhere_in_the_section_does_not_hedge_the_fact() -> None:
     assert judge_facts(facts, {"memo": only_wondering}).result == "ungraded"
     # a negation in the previous sentence does not reach across the full stop
     assert judge_facts(facts, {"memo": "## Actions\n\nNo mapping was done. SC-03 is restricted."}).result == "pass"
+
+
+@pytest.mark.parametrize("sentence", [
+    "test on HPLC-04/05/09, not HPLC-07",
+    "run the 36M assays on HPLC-05 and avoid HPLC-07 until its PQ",
+    "use HPLC-09 instead of HPLC-07",
+    "HPLC-07 must not be used; the testing runs on HPLC-04",
+])  # fmt: skip
+def test_qs5_accepts_declared_paraphrases_of_keeping_hplc07_out(sentence: str) -> None:
+    memo = QS5_MEMO.replace("test on HPLC-04/05/09, not HPLC-07", sentence)
+    result, detail = _judge("qualification-sweep", "QS5", memo=memo)
+    assert result == "pass", detail

@@ -69,6 +69,16 @@ def test_facts_calibration_is_recorded_and_refused_for_another_judge(capsys, tmp
     assert calibration is not None and calibration["sha256"] == sha and calibration["judge"] == "facts"
     assert run(["report", str(runs)]) == 0
     assert f"Judge facts: calibration {sha[:12]}" in capsys.readouterr().out
+    # judge-batch writes the calibration with the verdicts it writes
+    assert run(["regrade", str(path.parent)]) == 0
+    capsys.readouterr()
+    rewritten = read_record(path).model_copy(update={"calibration": None})
+    from worldkit.record.execution import write_record
+
+    write_record(rewritten, path)
+    assert run(["judge-batch", str(runs), "--judge", "facts", "--judge-calibration", str(out), "--write"]) == 0
+    assert read_record(path).calibration["sha256"] == sha
+    capsys.readouterr()
     # Another judge's calibration, or an edited one, is refused before anything runs.
     with ScriptedChat(lambda body, n: (200, completion("PASS"))) as judge:
         code = run(["grade", str(path.parent), "--force", "--judge", "openai", "--judge-base-url", judge.url,

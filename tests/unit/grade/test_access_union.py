@@ -87,3 +87,18 @@ def test_a_subject_in_a_listing_is_reported_not_counted(tmp_path: Path) -> None:
     report = evidence_access(overlay, None, [dict(e) for e in record.trajectory], candidate=candidate, config=config)
     assert report.labels["C8"] == "not_accessed"
     assert report.seen_in_listing == {"C8": ["mail:M2"]}
+
+
+def test_received_stretches_join_only_where_they_touch() -> None:
+    from worldkit.grade.access import Exposure, Received, _placed
+
+    whole = "alpha beta gamma delta epsilon"
+    received = Received()
+    received.add(Exposure("files", "files/x", "", spans=((0, 8),), whole=whole))  # "alpha be"
+    received.add(Exposure("files", "files/x", "", spans=((14, 30),), whole=whole))  # "ma delta epsilon"
+    text = received.exposure("files/x").text
+    assert "beta gamma" not in text  # the gap 8-14 is never bridged
+    # a search snippet placed in the file fills the gap ("ta gam" at 8-14 → "…ta gam…")
+    received.add(Exposure("files", "files/x", "", spans=_placed(whole, "…**ta** gam…"), whole=whole))
+    assert "alpha beta gamma delta epsilon" in received.exposure("files/x").text
+    assert _placed(whole, "a") == ()  # a piece that occurs more than once is not placed

@@ -3,7 +3,7 @@
 On qualification-sweep: the agent writes the sweep table and the memo through the seat's tools;
 the judge is sent the memo (and nothing naming the run, agent or condition), its plain
 `PASS - …` reply is parsed, `regrade --judge` reproduces the verdicts, and a judge answering 500 is
-retried and recorded as `grader_error`. Endpoint down or answering 500: exit 4, a failed run on
+retried and recorded as `grader_error` (exit 1, naming the endpoint). Endpoint down or answering 500: exit 4, a failed run on
 disk and in the store, no traceback.
 """
 
@@ -101,10 +101,14 @@ def test_agent_and_judge_on_their_own_endpoints(capsys, tmp_path: Path, sweep) -
         assert again["same_as_record"] is True and again["criteria"]["QS5"] == "pass"
         assert len(judge.bodies()) == 2
 
-        # A judge answering 500 is retried, then the verdict is recorded as grader_error.
+        # A judge answering 500 is retried, then the verdict is recorded as grader_error and the
+        # command exits 1 naming the endpoint (the JSON result is still printed, the error on stderr).
         verdicts["mode"] = "500"
-        failing = _run(capsys, ["grade", str(run_dir), "--force", *judge_args, "--json"])
-        assert failing["criteria"]["QS5"] == "grader_error"
+        assert run(["grade", str(run_dir), "--force", *judge_args, "--json"]) == 1
+        captured = capsys.readouterr()
+        failing = json.loads(captured.out)
+        assert judge.url in captured.err and "QS5 left grader_error" in captured.err
+        assert failing["criteria"]["QS5"] == "grader_error" and "QS5 left grader_error" in failing["judge_failure"]
         assert failing["deterministic_passed"] == failing["deterministic_total"]
         assert len(judge.bodies()) == 2 + 3  # first try + 2 retries
         outcome = next(c for c in read_record(Path(failing["record"])).criteria if c.id == "QS5")

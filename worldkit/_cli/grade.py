@@ -16,14 +16,35 @@ AGENT_METAVAR = "[noop|oracle|openai|baseline:NAME|PLUGIN]"
 JUDGE_HELP = "Judge for semantic criteria: openai (its own endpoint), facts (offline, from the truth section) or none (ungraded)."
 
 
+CALIBRATION_HELP = "The judge's calibration (`worldkit judge calibrate --out`), recorded with its verdicts; refused if made with another judge configuration."
+
+
 def build_judge(
-    name: str | None, base_url: str | None, model: str | None, retries: int | None, backoff: float | None
+    name: str | None, base_url: str | None, model: str | None, retries: int | None, backoff: float | None,
+    calibration: Path | None = None,
 ) -> Any:
-    """The judge the options name; its endpoint is its own (never the agent's --base-url)."""
+    """The judge the options name; its endpoint is its own (never the agent's --base-url).
+    With `calibration`, the calibration file is checked against this judge and attached to it."""
+    from worldkit.errors import UsageError
     from worldkit.grade.judge import make_judge
 
     options = {"base_url": base_url, "model": model, "max_retries": retries, "backoff_s": backoff}
-    return make_judge(name, {k: v for k, v in options.items() if v is not None})
+    judge = make_judge(name, {k: v for k, v in options.items() if v is not None})
+    if calibration is not None:
+        from worldkit.grade.calibration import attach_calibration, read_calibration
+
+        if judge is None:
+            raise UsageError("--judge-calibration needs a judge (--judge facts|openai|…)")
+        attach_calibration(judge, read_calibration(calibration), str(calibration))
+    return judge
+
+
+def fail_if_judge_failed(failure: str) -> None:
+    """Exit 1 with the one line naming the judge's endpoint and the criteria it left `grader_error`."""
+    if failure:
+        from worldkit.grade.judge import JudgeFailed
+
+        raise JudgeFailed(failure)
 
 
 def print_summary(summary: dict[str, Any], as_json: bool) -> None:
@@ -31,8 +52,10 @@ def print_summary(summary: dict[str, Any], as_json: bool) -> None:
         echo_json(summary)
         return
     typer.echo(f"run {summary['run_id']}: {summary['task']} · {summary['agent']} · {summary['condition']}")
+    listed = summary.get("seen_in_listing") or {}
     for cid, verdict in summary["criteria"].items():
-        typer.echo(f"  {cid:<12} {verdict:<12} {summary['access'][cid]}")
+        seen = f"  (seen in a listing: {', '.join(listed[cid])})" if listed.get(cid) else ""
+        typer.echo(f"  {cid:<12} {verdict:<12} {summary['access'][cid]}{seen}")
     typer.echo(f"deterministic: {summary['deterministic_passed']}/{summary['deterministic_total']} passed")
     if summary.get("record"):
         typer.echo(f"record: {summary['record']}")
@@ -50,6 +73,7 @@ def grade_command(
     judge_model: str = typer.Option(None, "--judge-model", help="The judge's model (default $WORLDKIT_JUDGE_MODEL)."),
     judge_retries: int = typer.Option(None, "--judge-retries", help="Retries of a failing judge request (default 3)."),
     judge_backoff: float = typer.Option(None, "--judge-backoff", help="Seconds before the first judge retry (default 1)."),
+    judge_calibration: Path = typer.Option(None, "--judge-calibration", help=CALIBRATION_HELP),
     record: Path | None = typer.Option(None, "--record", help="With --workspace: also write the execution record here."),
     force: bool = typer.Option(False, "--force", help="With RUN_DIR: replace an existing execution record."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object (the shape of `run --json`)."),
@@ -63,12 +87,13 @@ def grade_command(
     from worldkit.record.execution import write_record
     from worldkit.run.regrade import grade_folder, grade_workspace
 
-    judging = build_judge(judge, judge_base_url, judge_model, judge_retries, judge_backoff)
+    judging = build_judge(judge, judge_base_url, judge_model, judge_retries, judge_backoff, judge_calibration)
     if run_dir is not None:
         if overlay is not None or workspace is not None or log is not None:
             raise UsageError("RUN_DIR excludes --overlay/--workspace/--log: the run folder names its task and log")
         result = grade_folder(run_dir, judge=judging, store_url=store, force=force)
         print_summary(summary(result, Path(run_dir).absolute() / "execution-record.json"), as_json)
+        fail_if_judge_failed(result.judge_failure)
         return
     if overlay is None or workspace is None:
         raise UsageError("give a run folder, or --overlay T and --workspace DIR (optionally --log RUN_ID --store URL)")
@@ -76,6 +101,7 @@ def grade_command(
     if record is not None:
         write_record(result, record)
     print_summary(summary(result, record), as_json)
+    fail_if_judge_failed(result.judge_failure)
 
 
 def judge_batch_command(
@@ -85,6 +111,7 @@ def judge_batch_command(
     judge_model: str = typer.Option(None, "--judge-model", help="The judge's model (default $WORLDKIT_JUDGE_MODEL)."),
     judge_retries: int = typer.Option(None, "--judge-retries", help="Retries of a failing judge request (default 3)."),
     judge_backoff: float = typer.Option(None, "--judge-backoff", help="Seconds before the first judge retry (default 1)."),
+    judge_calibration: Path = typer.Option(None, "--judge-calibration", help=CALIBRATION_HELP),
     seed: int = typer.Option(0, "--seed", help="Seed of the shuffle the items are judged in."),
     write: bool = typer.Option(False, "--write", help="Write the verdicts and the judge's configuration into the records."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
@@ -93,17 +120,17 @@ def judge_batch_command(
     from worldkit.errors import UsageError
     from worldkit.run.batch import judge_batch
 
-    judging = build_judge(judge, judge_base_url, judge_model, judge_retries, judge_backoff)
+    judging = build_judge(judge, judge_base_url, judge_model, judge_retries, judge_backoff, judge_calibration)
     if judging is None:
         raise UsageError("judge-batch needs a judge: pass --judge openai (with its endpoint and model)")
     result = judge_batch(runs, judging, seed=seed, write=write)
     if as_json:
         echo_json(result.as_json())
-        return
-    for run_id, verdicts in sorted(result.runs.items()):
-        typer.echo(f"{run_id}: " + ", ".join(f"{cid} {verdict}" for cid, verdict in sorted(verdicts.items())))
-    typer.echo(f"{result.items} distinct items judged by {result.judge.get('id')}"
-               + (f"; {len(result.written)} records updated" if write else ""))  # fmt: skip
+    else:
+        for run_id, verdicts in sorted(result.runs.items()):
+            typer.echo(f"{run_id}: " + ", ".join(f"{cid} {verdict}" for cid, verdict in sorted(verdicts.items())))
+        typer.echo(result.counts_line() + (f"; {len(result.written)} records updated" if write else ""))
+    fail_if_judge_failed(result.failure)
 
 
 def register(app: typer.Typer) -> None:

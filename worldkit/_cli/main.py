@@ -40,6 +40,8 @@ _COMMAND_MODULES = [
     "verify",
     "run",
     "grade",
+    "judge",
+    "audit",
     "campaign",
     "export",
 ]
@@ -59,6 +61,8 @@ _COMMANDS: dict[str, tuple[str, ...]] = {
     "regrade": ("run",),
     "grade": ("grade",),
     "judge-batch": ("grade",),
+    "judge": ("judge",),
+    "audit": ("audit",),
     "campaign": ("campaign",),
     "export": ("export",),
 }
@@ -158,7 +162,7 @@ def _register(modules: list[str] | tuple[str, ...]) -> Any:
 
 _COMMAND_NAMES = [
     "materialize", "schema", "report", "serve", "verify", "freeze", "run", "regrade", "grade", "judge-batch", "world", "log", "infoorg",
-    "overlay", "campaign", "export",
+    "overlay", "judge", "audit", "campaign", "export",
 ]  # fmt: skip
 """The order `worldkit --help` lists the commands in (commands first, then groups, as registered)."""
 

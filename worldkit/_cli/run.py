@@ -8,9 +8,11 @@ import typer
 
 from worldkit._cli.grade import (
     AGENT_METAVAR,
+    CALIBRATION_HELP,
     JUDGE_HELP,
     JUDGE_METAVAR,
     build_judge,
+    fail_if_judge_failed,
     print_summary,
 )
 from worldkit._cli.output import echo_json
@@ -30,6 +32,7 @@ def run_command(
     judge_model: str = typer.Option(None, "--judge-model", help="The judge's model (default $WORLDKIT_JUDGE_MODEL)."),
     judge_retries: int = typer.Option(None, "--judge-retries", help="Retries of a failing judge request (default 3)."),
     judge_backoff: float = typer.Option(None, "--judge-backoff", help="Seconds before the first judge retry, doubled each time (default 1)."),
+    judge_calibration: Path = typer.Option(None, "--judge-calibration", help=CALIBRATION_HELP),
     base_url: str = typer.Option(None, "--base-url", help="The agent's OpenAI-compatible endpoint (default $WORLDKIT_OPENAI_BASE_URL)."),
     model: str = typer.Option(None, "--model", help="The agent's model (default $WORLDKIT_OPENAI_MODEL)."),
     max_steps: int = typer.Option(40, "--max-steps", help="Step budget of the openai agent."),
@@ -47,12 +50,13 @@ def run_command(
 
     options = {"base_url": base_url, "model": model, "max_steps": max_steps, "max_tokens": max_tokens,
                "max_retries": retries, "backoff_s": backoff}  # fmt: skip
-    judging = build_judge(judge, judge_base_url, judge_model, judge_retries, judge_backoff)
+    judging = build_judge(judge, judge_base_url, judge_model, judge_retries, judge_backoff, judge_calibration)
     result = run_task(
         overlay, agent, condition=condition, runs_dir=out, store_url=store,
         agent_options=options, judge=judging, trust_staged=trust_staged,
     )  # fmt: skip
     print_summary(result.summary(), as_json)
+    fail_if_judge_failed(result.record.judge_failure)
 
 
 def regrade_command(
@@ -62,6 +66,7 @@ def regrade_command(
     judge_model: str = typer.Option(None, "--judge-model", help="The judge's model (default $WORLDKIT_JUDGE_MODEL)."),
     judge_retries: int = typer.Option(None, "--judge-retries", help="Retries of a failing judge request (default 3)."),
     judge_backoff: float = typer.Option(None, "--judge-backoff", help="Seconds before the first judge retry (default 1)."),
+    judge_calibration: Path = typer.Option(None, "--judge-calibration", help=CALIBRATION_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     store: str = typer.Option(
         None, "--store", help="Also check the run's log in this store against the anchor and the record."
@@ -80,16 +85,20 @@ def regrade_command(
         raise UsageError(f"{run_dir} holds no {RECORD_FILENAME}; pass a run folder written by `worldkit run`, "
                          f"or grade a staged one first with `worldkit grade {run_dir}`")  # fmt: skip
 
-    judging = build_judge(judge, judge_base_url, judge_model, judge_retries, judge_backoff)
+    judging = build_judge(judge, judge_base_url, judge_model, judge_retries, judge_backoff, judge_calibration)
     record, grades = regrade_run(run_dir, judging, store_url=store)
     recorded = {c.id: c.result for c in record.criteria}
     again = {c.id: c.result for c in grades.outcomes}
     differs = sorted(cid for cid in set(recorded) | set(again) if recorded.get(cid) != again.get(cid))
+    from worldkit.grade.grading import judge_failure
+
+    failure = judge_failure(grades.outcomes, grades.judge)
     if as_json:
         echo_json({"run_id": record.run_id, "criteria": again, "same_as_record": not differs, "differs": differs,
-                   "judge": grades.judge})  # fmt: skip
+                   "judge": grades.judge, "judge_failure": failure})  # fmt: skip
     else:
         typer.echo(f"{record.run_id}: {'same results as the record' if not differs else 'DIFFERS on ' + ', '.join(differs)}")
+    fail_if_judge_failed(failure)
     if differs:
         raise CheckFailed(f"re-grading {run_dir} differs from its record on {', '.join(differs)}")
 

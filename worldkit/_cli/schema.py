@@ -66,7 +66,8 @@ def output_schemas() -> dict[str, dict[str, Any]]:
         access=(dict[str, outcome["access"].annotation], ...),  # type: ignore[name-defined]
         deterministic_passed=(int, ...), deterministic_total=(int, ...), semantic_passed=(int, ...),
         semantic_total=(int, ...), graded_by=(dict[str, str], ...), judge=(dict[str, Any] | None, ...),
-        record=(str | None, ...),
+        seen_in_listing=(dict[str, list[str]], ...), judge_failure=(str, ...),
+        calibration=(dict[str, Any] | None, ...), record=(str | None, ...),
     )  # fmt: skip
     materialize_output: type[BaseModel] = create_model(
         "MaterializeOutput", __config__=closed, __doc__="`worldkit materialize --json`.",

@@ -14,12 +14,19 @@ evidence sets would be complete if that call had returned what it asked for.
 
 Search snippets are compared as plain text: the ranked search's `**` match markers, ellipses and
 runs of whitespace are removed from both the snippet and the anchor before matching.
+
+Reads add up: what the run received of a file is the **union** of every range returned to it —
+`read_file` pieces (offset and length), pages, and search snippets placed where they occur in the
+file — and a file anchor is accessed when one contiguous received stretch covers it. A gap
+between pieces is never bridged. A listing never counts, but a message subject or record title
+in a listing that carries an anchor verbatim is reported as *seen in a listing*
+(`AccessReport.seen_in_listing`) without changing the label.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -28,6 +35,7 @@ from worldkit.overlay.models import EvidenceItem, Overlay
 
 AccessLabel = Literal["accessed", "not_accessed", "unknown"]
 EVIDENCE_TOOLS = frozenset({"read_file", "search_files", "get_record", "read_message"})
+LISTING_TOOLS = frozenset({"list_messages", "query_records"})
 INSPECTION_TOOLS = frozenset({"read_file", "get_record", "read_message"})
 STATE_TOOLS = frozenset({"write_file", "update_record", "send_message"})
 WORKSPACE_PREFIX = "workspace/"
@@ -43,6 +51,59 @@ class Exposure:
     locator: str
     text: str
     fields: frozenset[str] = frozenset()
+    spans: tuple[tuple[int, int], ...] = ()
+    """Where in the whole source (a file's text) the returned text lies; empty when unplaced."""
+    whole: str = ""
+    """The whole source text the spans index (files only)."""
+    listing: bool = False
+    """A listing line (message subject, record title): reported, never counted as accessed."""
+
+
+class Received:
+    """What a run received of each file: the union of the ranges returned to it."""
+
+    def __init__(self) -> None:
+        self._spans: dict[str, list[tuple[int, int]]] = {}
+        self._whole: dict[str, str] = {}
+        self._loose: dict[str, list[str]] = {}
+        self._merged: dict[str, Exposure] = {}
+
+    def add(self, exposure: Exposure) -> None:
+        locator = exposure.locator
+        if exposure.spans:
+            self._whole[locator] = exposure.whole
+            self._spans.setdefault(locator, []).extend(exposure.spans)
+        else:
+            self._loose.setdefault(locator, []).append(exposure.text)
+        self._merged.pop(locator, None)
+
+    def exposure(self, locator: str) -> Exposure:
+        """One exposure per file: its received stretches (and unplaced snippets), never joined across a gap."""
+        if locator not in self._merged:
+            stretches: list[tuple[int, int]] = []
+            for start, end in sorted(self._spans.get(locator, [])):
+                if stretches and start <= stretches[-1][1]:
+                    stretches[-1] = (stretches[-1][0], max(end, stretches[-1][1]))
+                else:
+                    stretches.append((start, end))
+            whole = self._whole.get(locator, "")
+            pieces = [plain(whole[a:b]) for a, b in stretches] + self._loose.get(locator, [])
+            self._merged[locator] = Exposure("files", locator, "\x00".join(pieces))
+        return self._merged[locator]
+
+    def exposures(self) -> list[Exposure]:
+        return [self.exposure(locator) for locator in sorted(set(self._spans) | set(self._loose))]
+
+
+def _placed(whole: str, snippet: str) -> tuple[tuple[int, int], ...]:
+    """Where a search snippet's pieces occur in the file (each piece placed only if it occurs once)."""
+    spans = []
+    for piece in snippet.replace("**", "").split("…"):
+        piece = piece.strip()
+        if piece and whole.count(piece) == 1:
+            start = whole.index(piece)
+            spans.append((start, start + len(piece)))
+    return tuple(spans)
 
 
 @dataclass(frozen=True)
@@ -60,6 +121,8 @@ class AccessReport:
     tool_calls: int
     tool_calls_before_first_access: int | None
     undecidable_calls: int
+    seen_in_listing: dict[str, list[str]] = field(default_factory=dict)
+    """Criterion → evidence (`surface:locator`) whose anchor a listing line carried verbatim; not access."""
 
 
 def tool_events(events: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -102,13 +165,24 @@ def exposures_of(view: Any, tool: str, arguments: Mapping[str, Any], logged_dige
     if tool == "read_file":
         if result.path.startswith(WORKSPACE_PREFIX):
             return []
-        return [Exposure("files", f"files/{result.path}", plain(result.text))]
+        whole = _whole_text(view, result.path, result.total_chars)
+        span = ((result.offset, result.offset + len(result.text)),) if whole is not None else ()
+        return [Exposure("files", f"files/{result.path}", plain(result.text), spans=span, whole=whole or "")]
     if tool == "search_files":
-        return [
-            Exposure("files", f"files/{m.path}", plain(m.snippet))
-            for m in result.matches
-            if not m.path.startswith(WORKSPACE_PREFIX)
-        ]
+        found = []
+        for m in result.matches:
+            if m.path.startswith(WORKSPACE_PREFIX):
+                continue
+            whole = _whole_text(view, m.path, None)
+            spans = _placed(whole, m.snippet) if whole is not None else ()
+            found.append(Exposure("files", f"files/{m.path}", plain(m.snippet)))  # a snippet counts on its own
+            if spans:
+                found.append(Exposure("files", f"files/{m.path}", "", spans=spans, whole=whole or ""))
+        return found
+    if tool == "list_messages":
+        return [Exposure("mail", m.id, plain(m.subject or ""), listing=True) for m in result.messages if m.subject]
+    if tool == "query_records":
+        return [Exposure("records", r.id, plain(r.title), listing=True) for r in result.records]
     if tool == "get_record":
         record = result.record
         return [Exposure("records", result.id, plain(str(record)), frozenset(_flatten(record)))]
@@ -120,6 +194,16 @@ def exposures_of(view: Any, tool: str, arguments: Mapping[str, Any], logged_dige
             return [Exposure("chat", f"{result.channel}#{result.id}", text), Exposure("chat", result.channel, text)]
         return [Exposure("mail", result.id, plain(f"{result.subject or ''}\n{result.body}"))]
     return []
+
+
+def _whole_text(view: Any, path: str, total: int | None) -> str | None:
+    """A file's whole text as the seat's view serves it (None if it cannot be read again)."""
+    try:
+        if total is None:
+            total = view.read_file(path, 0, 1).total_chars
+        return str(view.read_file(path, 0, max(int(total), 1)).text)
+    except Exception:  # noqa: BLE001 - an unplaceable piece still counts on its own
+        return None
 
 
 def _possible(tool: str, arguments: Mapping[str, Any]) -> list[Possible]:
@@ -187,6 +271,8 @@ def evidence_access(
     replay = _Replay(candidate, config if config is not None else view.config) if candidate is not None else None
     current = replay.view if replay is not None else view
     seen: list[Exposure] = []
+    received = Received()
+    seen_in_listing: dict[str, set[str]] = {}
     possible: list[Possible] = []
     labels: dict[str, AccessLabel] = {c.id: "not_accessed" for c in overlay.rubric}
     first_access: int | None = None
@@ -203,6 +289,10 @@ def evidence_access(
             if event.get("state_change") and replay is not None and not replay.apply(event["state_change"]):
                 diverged = True
             continue
+        if tool in LISTING_TOOLS and isinstance(arguments, Mapping) and not diverged:
+            listed = exposures_of(current, tool, arguments, event.get("result_digest")) or []
+            _note_listed(overlay, listed, seen_in_listing)
+            continue
         if tool not in EVIDENCE_TOOLS or not isinstance(arguments, Mapping) or _own(tool, arguments):
             continue
         found = None if diverged else exposures_of(current, tool, arguments, event.get("result_digest"))
@@ -212,14 +302,20 @@ def evidence_access(
             undecidable += 1
             possible.extend(_possible(tool, arguments))
             continue
-        seen.extend(found)
+        for exposure in found:
+            if exposure.surface == "files":
+                received.add(exposure)
+            else:
+                seen.append(exposure)
+        seen_now = seen + received.exposures()
         for criterion, sets in overlay.evidence.items():
             if labels.get(criterion) == "accessed":
                 continue
-            if any(all(any(_satisfies(item, e) for e in seen) for item in members) for members in sets):
+            if any(all(any(_satisfies(item, e) for e in seen_now) for item in members) for members in sets):
                 labels[criterion] = "accessed"
                 if first_access is None:
                     first_access = calls - 1
+    seen = seen + received.exposures()
     if possible:
         for criterion, sets in overlay.evidence.items():
             if labels.get(criterion) != "not_accessed":
@@ -235,7 +331,21 @@ def evidence_access(
         tool_calls=calls,
         tool_calls_before_first_access=first_access,
         undecidable_calls=undecidable,
+        seen_in_listing={c: sorted(found) for c, found in sorted(seen_in_listing.items())
+                         if labels.get(c) != "accessed"},  # fmt: skip
     )
+
+
+def _note_listed(overlay: Overlay, listed: list[Exposure], notes: dict[str, set[str]]) -> None:
+    """Evidence whose anchor a listing line carries verbatim, per criterion (reported, not counted)."""
+    for criterion, sets in overlay.evidence.items():
+        for members in sets:
+            for item in members:
+                if not item.anchor:
+                    continue
+                for line in listed:
+                    if line.surface == item.surface and line.locator == item.locator and plain(item.anchor) in line.text:
+                        notes.setdefault(criterion, set()).add(f"{item.surface}:{item.locator}")
 
 
 def unknown_access(overlay: Overlay) -> AccessReport:

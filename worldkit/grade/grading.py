@@ -45,7 +45,7 @@ from worldkit.record.execution import (
     RunStats,
 )
 
-__all__ = ["Captured", "Grades", "build_record", "capture", "grade_captured", "summary"]
+__all__ = ["Captured", "Grades", "build_record", "capture", "grade_captured", "judge_failure", "summary"]
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,8 @@ class Grades:
     judge: dict[str, Any] | None
     access: AccessReport
     verdicts: dict[str, Verdict] = field(default_factory=dict)
+    calibration: dict[str, Any] | None = None
+    """The judge's calibration summary (`worldkit.grade.calibration`), when it was given one."""
 
 
 def capture(overlay: Overlay, candidate: Path, workspace: Path, events: list[dict[str, Any]] | None) -> Captured:
@@ -151,28 +153,43 @@ def grade_captured(
     verdicts: dict[str, Verdict] = {}
     for criterion in overlay.rubric:
         label = access.labels[criterion.id]
+        listed = {"seen_in_listing": access.seen_in_listing[criterion.id]} if access.seen_in_listing.get(criterion.id) else {}
         result = checked.get(criterion.id)
         if result is not None:
             outcomes.append(CriterionOutcome(id=criterion.id, route=criterion.route, access=label,
                                              result="pass" if result.passed else "fail", detail=result.detail,
-                                             graded_by="check"))  # fmt: skip
+                                             graded_by="check", **listed))  # fmt: skip
             continue
         if criterion.route == "semantic" and judge is not None:
             verdict = grade_criterion(judge, overlay, criterion, captured.context, captured.request)
             verdicts[criterion.id] = verdict
             outcomes.append(CriterionOutcome(id=criterion.id, route="semantic", access=label, result=verdict.result,
                                              detail=verdict.reason,
-                                             graded_by="" if verdict.result == "ungraded" else grader))  # fmt: skip
+                                             graded_by="" if verdict.result == "ungraded" else grader,
+                                             **listed))  # fmt: skip
             continue
         kept = (keep_semantic or {}).get(criterion.id)
         if kept is not None and criterion.route == "semantic":
-            outcomes.append(kept.model_copy(update={"access": label}))
+            outcomes.append(kept.model_copy(update={"access": label, "seen_in_listing": listed.get("seen_in_listing", [])}))
             continue
         why = "no judge" if criterion.route == "semantic" else "no check"
         outcomes.append(CriterionOutcome(id=criterion.id, route=criterion.route, access=label, result="ungraded",
-                                         detail=why))  # fmt: skip
+                                         detail=why, **listed))  # fmt: skip
     return Grades(outcomes=outcomes, stats=stats, judge=judge.describe() if judge is not None else None,
-                  access=access, verdicts=verdicts)  # fmt: skip
+                  access=access, verdicts=verdicts, calibration=getattr(judge, "calibration", None))  # fmt: skip
+
+
+def judge_failure(outcomes: list[CriterionOutcome], judge: Mapping[str, Any] | None) -> str:
+    """One line naming the judge's endpoint, why it failed and the criteria left `grader_error`; "" if none."""
+    failed = [c for c in outcomes if c.result == "grader_error"]
+    if not failed:
+        return ""
+    config = dict(judge or {})
+    name = str(config.get("id") or config.get("kind") or "judge")
+    where = f" at {config['base_url']}" if config.get("base_url") else ""
+    reason = " ".join((failed[0].detail or "no reason given").split())[:200]
+    return (f"judge {name}{where} failed ({reason}): {', '.join(sorted(c.id for c in failed))} left grader_error; "
+            "re-judge once it answers (`worldkit regrade RUN_DIR --judge …` or `worldkit judge-batch RUNS --write`)")  # fmt: skip
 
 
 def revision_digest(candidate: Path) -> str:
@@ -232,6 +249,8 @@ def build_record(
         trajectory=list(events),
         agent_config=dict(agent_config or {"id": agent}),
         judge=grades.judge,
+        judge_failure=judge_failure(grades.outcomes, grades.judge),
+        calibration=grades.calibration,
     )
 
 
@@ -248,11 +267,14 @@ def summary(record: ExecutionRecord, record_path: Path | None) -> dict[str, Any]
         "status": record.status,
         "criteria": criteria,
         "access": {c.id: c.access for c in record.criteria},
+        "seen_in_listing": {c.id: c.seen_in_listing for c in record.criteria if c.seen_in_listing},
         "deterministic_passed": sum(criteria[c] == "pass" for c in deterministic),
         "deterministic_total": len(deterministic),
         "semantic_passed": sum(criteria[c] == "pass" for c in semantic),
         "semantic_total": len(semantic),
         "graded_by": {c.id: c.graded_by for c in record.criteria},
         "judge": record.judge,
+        "judge_failure": record.judge_failure,
+        "calibration": record.calibration,
         "record": str(record_path) if record_path is not None else None,
     }

@@ -24,7 +24,7 @@ from pydantic import Field
 
 from worldkit._model import Model
 from worldkit.canon import sha256_json
-from worldkit.errors import PathRefused, UsageError
+from worldkit.errors import CheckFailed, PathRefused, UsageError
 from worldkit.overlay.context import CheckResult, GradingContext
 from worldkit.overlay.models import Criterion, Overlay
 from worldkit.overlay.toolconfig import WriteFiles
@@ -32,6 +32,7 @@ from worldkit.overlay.toolconfig import WriteFiles
 __all__ = [
     "MAX_FILE_CHARS",
     "Judge",
+    "JudgeFailed",
     "JudgeItem",
     "Verdict",
     "deliverable_paths",
@@ -96,6 +97,11 @@ class Judge(Protocol):
         ...
 
     def judge(self, item: JudgeItem) -> Verdict: ...
+
+
+class JudgeFailed(CheckFailed):
+    """The judge could not decide some criteria (endpoint down, failing, unreadable replies): they
+    are recorded `grader_error` and the command exits 1 with one line naming the endpoint and them."""
 
 
 JudgeFactory = Callable[[dict[str, Any]], Judge]
@@ -186,10 +192,12 @@ def judge_id(judge: Judge | None) -> str:
 def grade_criterion(judge: Judge, overlay: Overlay, criterion: Criterion, ctx: GradingContext, request: str) -> Verdict:
     """One semantic criterion through a judge (legacy judges read the context themselves)."""
     if isinstance(judge, _LegacyJudge):
-        found: CheckResult | None = judge.inner.grade(overlay, criterion, ctx)
+        found: CheckResult | Any = judge.inner.grade(overlay, criterion, ctx)
         if found is None:
             return Verdict(result="ungraded", reason=f"judge {judge.name} does not grade this criterion", attempts=0)
-        return Verdict(result="pass" if found.passed else "fail", reason=found.detail, attempts=1)
+        # A judge that can say it cannot decide answers a `result` (`pass`/`fail`/`ungraded`).
+        result = getattr(found, "result", None) or ("pass" if found.passed else "fail")
+        return Verdict(result=result, reason=found.detail, attempts=1)
     return judge.judge(judge_item(overlay, criterion, ctx, request))
 
 

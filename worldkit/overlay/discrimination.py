@@ -29,6 +29,7 @@ from worldkit.overlay.models import Counterfactual, OracleAction, Overlay
 Verdict = Literal["pass", "fail", "ungraded"]
 
 REFERENCE = "reference"
+NO_FACTS = "no facts"
 NOTHING_DONE = "nothing-done"
 
 
@@ -158,10 +159,11 @@ def grade_state(overlay: Overlay, ctx: GradingContext) -> dict[str, tuple[Verdic
     verdicts: dict[str, tuple[Verdict, str]] = {}
     for criterion in overlay.rubric:
         result: CheckResult | None = checked.get(criterion.id)
-        if result is None:
-            result = grade_facts(overlay, criterion, ctx)
-        verdicts[criterion.id] = ("ungraded", "no facts") if result is None else (
-            "pass" if result.passed else "fail", result.detail)  # fmt: skip
+        if result is not None:
+            verdicts[criterion.id] = ("pass" if result.passed else "fail", result.detail)
+            continue
+        judged = grade_facts(overlay, criterion, ctx)
+        verdicts[criterion.id] = ("ungraded", NO_FACTS) if judged is None else (judged.result, judged.detail)
     return verdicts
 
 
@@ -191,10 +193,10 @@ def discriminate(overlay: Overlay, projection: Path, scratch: Path) -> Discrimin
         grades.append(grade)
         for criterion_id, expected in _expected(overlay, variant).items():
             got, detail = grade.verdicts[criterion_id]
-            if got == "ungraded" and (expected == "pass" or variant.id == REFERENCE):
+            no_facts = got == "ungraded" and detail == NO_FACTS
+            if no_facts and (expected == "pass" or variant.id in (REFERENCE, NOTHING_DONE)):
                 continue  # a semantic criterion without facts: not this instrument's to decide
-            if got == "ungraded" and variant.id == NOTHING_DONE:
-                continue
+            # (a `facts` verdict of `ungraded` on a declared criterion is a misgrade: it cannot read a labelled variant)
             if got != expected:
                 misgrades.append(Misgrade(variant.id, variant.kind, criterion_id, expected, got, detail))
     return Discrimination(overlay.id, grades, misgrades, invalid, _coverage(overlay))

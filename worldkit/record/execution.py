@@ -76,6 +76,9 @@ class CriterionOutcome(Model):
     """The check's one-line reason (deterministic) or the judge's (semantic)."""
     graded_by: str = ""
     """Who decided: `check` (deterministic), the judge's id (`openai:MODEL`, `facts`, …), or empty."""
+    seen_in_listing: list[str] = Field(default_factory=list)
+    """Evidence (`surface:locator`) whose anchor a listing line (a message subject, a record title)
+    carried verbatim while the criterion was not accessed; reported only, never counted as access."""
 
 
 class RunStats(Model):
@@ -143,6 +146,12 @@ class ExecutionRecord(Model):
     judge: dict[str, Any] | None = None
     """The judge's frozen configuration (kind, id, model, endpoint, prompt digest, temperature,
     retries); None when no judge graded the semantic criteria."""
+    judge_failure: str = ""
+    """When the judge failed: one line naming its endpoint, why, and the criteria left
+    `grader_error` (the commands that grade exit 1 with the same line); empty otherwise."""
+    calibration: dict[str, Any] | None = None
+    """The judge's calibration (`worldkit judge calibrate --out`): its digest, the judge it was run
+    on, and its agreement, Cohen's κ and Gwet's AC1 with intervals; None when none was given."""
 
     @model_validator(mode="after")
     def _criteria_unique(self) -> ExecutionRecord:

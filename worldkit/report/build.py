@@ -477,4 +477,6 @@ def render_text(report: Report, width: int = 240) -> str:
         console.print(table)
     for line in analysis_reasons(report):
         console.print(line)
+    for line in sorted({c for p in report.provenance for c in p.calibrations if ": calibration " in c}):
+        console.print(f"Judge {line}")
     return "\n".join(line.rstrip() for line in out.getvalue().splitlines()) + "\n"

@@ -66,6 +66,7 @@ task-cluster bootstrap intervals.</p>
 {% endfor %}{% if p.fingerprints %}<dt>projection fingerprints</dt><dd>{{ p.fingerprints | join(", ") }}</dd>{% endif %}
 {% for name, digest in p.files.items() %}<dt>{{ name }}</dt><dd>sha256 {{ digest }}</dd>
 {% endfor %}<dt>judge</dt><dd>{{ p.judges | join(", ") if p.judges else "none recorded (semantic criteria ungraded)" }}</dd>
+{% if p.calibrations %}<dt>judge calibration</dt><dd>{{ p.calibrations | join("; ") }}</dd>{% endif %}
 <dt>agents</dt><dd>{{ p.agents | join(", ") }}</dd>
 <dt>runs ({{ p.run_ids | length }})</dt><dd>{{ p.run_ids | join(", ") }}</dd>
 </dl>

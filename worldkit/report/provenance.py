@@ -43,6 +43,9 @@ class Provenance(Model):
     """Agents."""
     judges: list[str] = []
     """Judges that graded semantic criteria (their ids), or what the release names."""
+    calibrations: list[str] = []
+    """How each judge was calibrated (`judge calibrate`): its digest and figures, or that the
+    records carry no calibration for it."""
     files: dict[str, str] = {}
     """Ledger file → SHA-256 of its bytes."""
     stores: list[str] = []
@@ -85,11 +88,40 @@ def records_provenance(records: list[LoadedRecord], source: str = "runs") -> Pro
             graded_by = getattr(criterion, "graded_by", "")
             if criterion.route == "semantic" and graded_by:
                 judges.add(graded_by)
-    return Provenance(source=source, kind="runs", worlds=sorted(worlds),
+    return Provenance(source=source, kind="runs", worlds=sorted(worlds), calibrations=_calibrations(records),
                       revision_digests=sorted(digests), overlays=dict(sorted(overlays.items())),
                       fingerprints=sorted(prints), run_ids=sorted(runs), agents=sorted(agents),
                       judges=sorted(judges),
                       stores=sorted({loaded.store for loaded in records if loaded.store}))
+
+
+def _figure(figures: dict[str, object], key: str, pct: bool = False) -> str:
+    value, interval = figures.get(key), figures.get(f"{key}_ci")
+    if not isinstance(value, (int, float)):
+        return "undefined"
+    show = (lambda v: f"{100 * v:.1f}%") if pct else (lambda v: f"{v:.2f}")
+    if isinstance(interval, list) and len(interval) == 2:
+        return f"{show(value)} [{show(interval[0])}, {show(interval[1])}]"
+    return show(value)
+
+
+def _calibrations(records: list[LoadedRecord]) -> list[str]:
+    """One line per (judge, calibration) the records carry; a judge graded without one is named too."""
+    lines: set[str] = set()
+    for loaded in records:
+        record = loaded.record
+        judge = _judge_id(record.judge)
+        if not judge:
+            continue
+        calibration = record.calibration
+        if not isinstance(calibration, dict):
+            lines.add(f"{judge}: not calibrated (no --judge-calibration given)")
+            continue
+        overall = calibration.get("overall") or {}
+        lines.add(f"{judge}: calibration {str(calibration.get('sha256', ''))[:12]} on "
+                  f"{len(calibration.get('per_task') or {})} task(s), n={overall.get('n')}: agreement "
+                  f"{_figure(overall, 'agreement', True)}, κ {_figure(overall, 'kappa')}, AC1 {_figure(overall, 'ac1')}")  # fmt: skip
+    return sorted(lines)
 
 
 def ledger_provenance(path: Path, source: str) -> Provenance:

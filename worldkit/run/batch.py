@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from worldkit.errors import UsageError
-from worldkit.grade.grading import capture
+from worldkit.grade.grading import capture, judge_failure
 from worldkit.grade.judge import (
     Judge,
     JudgeItem,
@@ -41,10 +41,27 @@ class BatchResult:
     judge: dict[str, Any]
     written: list[str]
     """Records rewritten (with `write`)."""
+    failure: str = ""
+    """One line naming the judge's endpoint and the criteria it left `grader_error` ("" if none)."""
+
+    def counts(self) -> dict[str, int]:
+        """Criterion executions by verdict, over every run (identical items count once per run)."""
+        found: dict[str, int] = {}
+        for verdicts in self.runs.values():
+            for verdict in verdicts.values():
+                found[verdict] = found.get(verdict, 0) + 1
+        return dict(sorted(found.items()))
+
+    def counts_line(self) -> str:
+        executions = sum(len(v) for v in self.runs.values())
+        by_verdict = ", ".join(f"{n} {verdict}" for verdict, n in self.counts().items())
+        return (f"{executions} criterion executions in {len(self.runs)} run(s) ({by_verdict}); "
+                f"{self.items} distinct item(s) sent to {self.judge.get('id')}")  # fmt: skip
 
     def as_json(self) -> dict[str, Any]:
         return {"runs": self.runs, "items": self.items, "order": self.order, "judge": self.judge,
-                "written": self.written}  # fmt: skip
+                "written": self.written, "executions": sum(len(v) for v in self.runs.values()),
+                "counts": self.counts(), "judge_failure": self.failure}  # fmt: skip
 
 
 def judge_batch(paths: Iterable[Path], judge: Judge, *, seed: int = 0, write: bool = False) -> BatchResult:
@@ -81,6 +98,16 @@ def judge_batch(paths: Iterable[Path], judge: Judge, *, seed: int = 0, write: bo
     runs: dict[str, dict[str, str]] = {}
     for _path, run_id, criterion_id, item in queue:
         runs.setdefault(run_id, {})[criterion_id] = verdicts[item.digest()].result
+    failed = sorted(f"{run_id}:{cid}" for run_id, verdicts in runs.items() for cid, v in verdicts.items()
+                    if v == "grader_error")  # fmt: skip
+    failure = ""
+    if failed:
+        config = judge.describe()
+        where = f" at {config['base_url']}" if config.get("base_url") else ""
+        reason = next(v.reason for v in verdicts.values() if v.result == "grader_error")
+        shown = ", ".join(failed[:10]) + (f" and {len(failed) - 10} more" if len(failed) > 10 else "")
+        failure = (f"judge {judge_id(judge)}{where} failed ({' '.join(reason.split())[:200]}): {shown} left "
+                   "grader_error; run judge-batch again once it answers")  # fmt: skip
     written: list[str] = []
     if write:
         grader = judge_id(judge)
@@ -94,6 +121,11 @@ def judge_batch(paths: Iterable[Path], judge: Judge, *, seed: int = 0, write: bo
                                      "graded_by": grader}) if c.id in by_criterion else c
                 for c in record.criteria
             ]  # fmt: skip
-            write_record(record.model_copy(update={"criteria": criteria, "judge": {**config, "batch": True}}), record_path)
+            own = [c for c in criteria if c.id in by_criterion]
+            update = {"criteria": criteria, "judge": {**config, "batch": True},
+                      "judge_failure": judge_failure(own, config),
+                      "calibration": getattr(judge, "calibration", None)}  # fmt: skip
+            write_record(record.model_copy(update=update), record_path)
             written.append(str(record_path))
-    return BatchResult(runs=runs, items=len(distinct), order=order, judge=judge.describe(), written=written)
+    return BatchResult(runs=runs, items=len(distinct), order=order, judge=judge.describe(), written=written,
+                       failure=failure)

@@ -127,4 +127,4 @@ def run_one(check: Check, ctx: VerifyContext) -> CheckResult:
 
 
 # Importing the check modules registers them (they need `register` and `BaseCheck` above).
-from worldkit.verify.checks import access, frozen, logs, rubric, rubric_discrimination, tasks, tools, views  # noqa: E402, F401
+from worldkit.verify.checks import access, dates, frozen, logs, rubric, rubric_discrimination, tasks, tools, views  # noqa: E402, F401

@@ -101,15 +101,16 @@ def overlay_files(folder: Path) -> list[Path]:
     return sorted(found, key=lambda p: p.relative_to(folder).as_posix())
 
 
-def overlay_folder(world_id: str, given: Path | None = None) -> Path | None:
-    """The world's overlay folder: the one given, else the first on the overlay search path."""
+def overlay_folder(world_id: str, given: Path | None = None, world_root: Path | None = None) -> Path | None:
+    """The world's overlay folder: the one given, else the first on the overlay search path (for a
+    world folder `world_root`, the `overlays/<id>/` beside it first)."""
     if given is not None:
         return given
     try:
         from worldkit.overlay.load import overlay_search_path
     except ImportError:
         return None
-    for root in overlay_search_path():
+    for root in overlay_search_path(world_root):
         if overlay_files(root / world_id):
             return root / world_id
     return None
@@ -137,7 +138,7 @@ def stage_tasks(ctx: VerifyContext) -> list[StagedTask]:
         from worldkit.overlay.load import load_overlay
     except ImportError as error:
         raise ComponentMissing(f"task overlays are not installed ({error.name} missing)") from None
-    folder = overlay_folder(ctx.package.id, ctx.overlays)
+    folder = overlay_folder(ctx.package.id, ctx.overlays, ctx.package.root)
     files = overlay_files(folder) if folder else []
     if not files:
         raise ComponentMissing(f"world {ctx.package.id} has no task overlays (looked in overlays/{ctx.package.id}/)")

@@ -62,7 +62,7 @@ ORDER = (
     "revision-digests", "manifest-integrity", "revision-pins", "projection-rebuild", "rebuild-repeat",
     "seat-repeat", "seat-views-distinct", "one-source-one-bytes", "date-conformance", "access-audit",
     "task-pairs-identical", "staged-workspaces", "package-integrity", "overlay-locks", "separation",
-    "evidence-sufficiency", "rubric-sanity", "rubric-discrimination",
+    "evidence-sufficiency", "rubric-sanity", "reference-access", "rubric-discrimination",
     "tool-surface", "event-logs",
 )  # fmt: skip
 """Report order: the frozen state first, then views, access, tasks and tools."""

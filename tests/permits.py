@@ -6,7 +6,8 @@ once made `verify` blame a valid world:
 
 - the world's first dated item (the office charter) is alone on its first day;
 - the clerk's records tools appear with the clerk's first record (BP-26-0104, alone on its day);
-- a verifier-only document (the review decision) shares its date with the best probe (BP-26-0101).
+- a verifier-only document (the review decision) shares its date with the best probe (BP-26-0101);
+  the other approved permit (BP-25-0090) shares its day with a mail every seat sees.
 
 `write_permits(root)` writes `root/worlds/permits/` and `root/overlays/permits/plan-review.yaml`
 (pinned to its projection). Nothing here is shipped; tests generate it in a temporary folder.
@@ -130,7 +131,7 @@ records:
       - {date: 2026-01-26, kind: created, status: scheduled, by: P-INSPECTOR}
       - {date: 2026-02-10, kind: status, status: passed, by: P-INSPECTOR}
 messages:
-  - {id: M-1, kind: mail, date: 2025-10-07, sender: P-CLERK, to: [list-office], subject: New application BP-25-0090,
+  - {id: M-1, kind: mail, date: 2025-10-06, sender: P-CLERK, to: [list-office], subject: New application BP-25-0090,
      body: "BP-25-0090 is logged for review.\\n"}
   - {id: CH-1, kind: chat, date: 2026-01-21, time: "10:05", sender: P-CLERK, channel: chan-intake,
      body: BP-26-0104 is logged; the applicant paid the fee in full.}

@@ -262,7 +262,10 @@ class FreezeResult:
 
 
 def freeze_overlay(
-    overlay: Overlay | str | Path, manifests: str | Path = "manifests", *, check: Callable[[Overlay], CheckReport] = check_overlay
+    overlay: Overlay | str | Path,
+    manifests: str | Path = "manifests",
+    *,
+    check: Callable[[Overlay], CheckReport] = check_overlay,
 ) -> FreezeResult:
     """Check the overlay (errors refuse), apply it under every condition, write its lock file.
 

@@ -98,7 +98,8 @@ def refreeze(
     frozen = freeze_world(package, dates, manifests=folder)
     result = RefreezeResult(world=package.id, folder=folder)
     result.changes += _diff("revision", old_revisions, {r.name: r.digest for r in frozen.index.revisions})
-    result.changes += _diff("projection", old_projections, {" ".join(p.key): p.fingerprint for p in frozen.index.projections})
+    new_projections = {" ".join(p.key): p.fingerprint for p in frozen.index.projections}
+    result.changes += _diff("projection", old_projections, new_projections)
     source = overlay_folder(package.id, overlays, package.root)
     for path in overlay_files(source) if source is not None else []:
         try:

@@ -362,8 +362,11 @@ def _allowed_changes(state: WorldState, auditor: Auditor, seat: str, day: dt.dat
     dependent = _date_dependent_templates(state)
     allowed |= {document_path(state, d) for d in state.documents.values() if d.template in dependent}
     person = state.seats[seat].person
-    had, has = _surfaces(set(auditor.expected(day - dt.timedelta(days=1), person))), _surfaces(set(auditor.expected(day, person)))
-    account = ", ".join(f"{kind} {key}" for kind, key in changes[:5]) + (f" and {len(changes) - 5} more" if len(changes) > 5 else "")
+    had = _surfaces(set(auditor.expected(day - dt.timedelta(days=1), person)))
+    has = _surfaces(set(auditor.expected(day, person)))
+    account = ", ".join(f"{kind} {key}" for kind, key in changes[:5])
+    if len(changes) > 5:
+        account += f" and {len(changes) - 5} more"
     if had != has:
         allowed.add("tools.json")
         account += f"; the seat's surfaces become {', '.join(sorted(has)) or 'communication only'}"

@@ -18,9 +18,8 @@ import dataclasses
 import json
 import tempfile
 from pathlib import Path
-from typing import Any
 
-from worldkit.grade.access import evidence_access
+from worldkit.grade.access import _satisfies, evidence_access, exposures_of, plain
 from worldkit.overlay.load import load_overlay, overlay_world
 from worldkit.overlay.models import EvidenceItem, Overlay
 from worldkit.overlay.problems import CheckReport, Problem, check_materialized
@@ -44,12 +43,13 @@ def reference_access_problems(model: Overlay, projection: Path) -> list[Problem]
     events = [{"seq": n + 1, "tool": a.tool, "arguments": dict(a.args), "outcome": "ok"}
               for n, a in enumerate(model.reference.actions)]  # fmt: skip
     labels = evidence_access(model, view, events).labels
+    returned = [e for event in events for e in exposures_of(view, event["tool"], event["arguments"], None) or []]
     problems: list[Problem] = []
     for criterion in model.rubric:
         sets = model.evidence.get(criterion.id)
         if not sets or labels.get(criterion.id) != "not_accessed":
             continue
-        missing = min((_unreturned(members, view, events) for members in sets), key=len)
+        missing = min(([m for m in members if not any(_satisfies(m, e) for e in returned)] for members in sets), key=len)
         item = missing[0] if missing else sets[0][0]
         call = suggested_call(item, projection)
         problems.append(Problem(
@@ -62,17 +62,6 @@ def reference_access_problems(model: Overlay, projection: Path) -> list[Problem]
             "is not an access; the call must return the evidence itself)",
         ))  # fmt: skip
     return problems
-
-
-def _unreturned(members: list[EvidenceItem], view: Any, events: list[dict[str, Any]]) -> list[EvidenceItem]:
-    """The members of one sufficient set that no reference read returns."""
-    from worldkit.grade.access import _satisfies, exposures_of
-
-    seen = []
-    for event in events:
-        found = exposures_of(view, event["tool"], event["arguments"], None)
-        seen.extend(found or [])
-    return [m for m in members if not any(_satisfies(m, e) for e in seen)]
 
 
 def suggested_call(item: EvidenceItem, projection: Path) -> str:
@@ -91,8 +80,6 @@ def suggested_call(item: EvidenceItem, projection: Path) -> str:
 
 def _chat_message(log: Path, anchor: str | None) -> str | None:
     """The id of the first message in a channel log holding `anchor` (any message without one)."""
-    from worldkit.grade.access import plain
-
     if not log.is_file():
         return None
     for line in log.read_text(encoding="utf-8").splitlines():

@@ -17,7 +17,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from worldkit.errors import InvalidWorld, WorldkitError
+from worldkit.errors import InvalidWorld, UsageError, WorldkitError
 from worldkit.frozen.index import default_manifest_dir, read_index
 from worldkit.verify.frozen import freeze_world
 from worldkit.world.load import WorldPackage, load_world
@@ -89,8 +89,8 @@ def refreeze(
     """Freeze the world, then re-pin and freeze each of its overlays; report what changed."""
     from worldkit.grade.reference_access import check_overlay_fully
     from worldkit.overlay.author import freeze_overlay, lock_path, pin_overlay, read_lock
-    from worldkit.overlay.load import load_overlay
-    from worldkit.verify.tasks import overlay_files, overlay_folder
+    from worldkit.overlay.load import load_overlay, overlay_world
+    from worldkit.verify.tasks import bound_root, overlay_files, overlay_folder
 
     package = world if isinstance(world, WorldPackage) else load_world(world)
     folder = Path(manifests) if manifests is not None else default_manifest_dir(package)
@@ -103,13 +103,18 @@ def refreeze(
     source = overlay_folder(package.id, overlays, package.root)
     for path in overlay_files(source) if source is not None else []:
         try:
-            model = load_overlay(path)
-            lock = lock_path(folder.parent, package.id, model.id)
-            old_lock = read_lock(lock).overlay_sha256 if lock.is_file() else None
-            pinned = pin_overlay(path)
-            if pinned.changed:
-                result.changes.append(Change("pin", model.id, pinned.previous, pinned.fingerprint))
-            written = freeze_overlay(path, folder.parent, check=check_overlay_fully)
+            with bound_root(package.root):  # an overlay naming its world by id means this very world
+                model = load_overlay(path)
+                named = overlay_world(model).root
+                if Path(named).resolve() != Path(package.root).resolve():
+                    raise UsageError(f"overlay {model.id} names world {model.world!r}, which is {named}, not the world "
+                                     f"being frozen ({package.root}); name the world by id or by its path")
+                lock = lock_path(folder.parent, package.id, model.id)
+                old_lock = read_lock(lock).overlay_sha256 if lock.is_file() else None
+                pinned = pin_overlay(path)
+                if pinned.changed:
+                    result.changes.append(Change("pin", model.id, pinned.previous, pinned.fingerprint))
+                written = freeze_overlay(path, folder.parent, check=check_overlay_fully)
         except WorldkitError as error:
             result.failed[path.parent.name if path.name == "overlay.yaml" else path.stem] = error.message.splitlines()
             continue

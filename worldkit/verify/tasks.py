@@ -119,8 +119,15 @@ def overlay_folder(world_id: str, given: Path | None = None, world_root: Path | 
 @contextmanager
 def bound_world(ctx: VerifyContext) -> Iterator[None]:
     """While staging, names resolve to the world under verification (which may be a scratch copy)."""
+    with bound_root(ctx.package.root):
+        yield
+
+
+@contextmanager
+def bound_root(world_root: Path) -> Iterator[None]:
+    """While the block runs, a world named by id resolves to the world folder `world_root` first."""
     previous = os.environ.get("WORLDKIT_WORLDS")
-    parts = [str(ctx.package.root.parent)] + ([previous] if previous else [])
+    parts = [str(Path(world_root).parent)] + ([previous] if previous else [])
     os.environ["WORLDKIT_WORLDS"] = os.pathsep.join(parts)
     try:
         yield

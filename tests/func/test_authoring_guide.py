@@ -38,7 +38,7 @@ def test_the_guide_walks_the_whole_authoring_cycle() -> None:
     assert any(c.startswith("worldkit world show worlds/") for c in commands)
 
 
-@pytest.mark.slow  # the scaffold frozen, verified twice, run twice (~40 s here)
+@pytest.mark.slow  # the scaffold frozen, verified twice, run twice (~15 s)
 def test_the_guide_runs_in_order_on_a_fresh_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -31,7 +31,6 @@ def _world_commands(world: str, tmp: Path) -> list[list[str]]:
     ]  # fmt: skip
 
 
-@pytest.mark.slow  # seven commands, freeze and verify among them, three times (~30 s here)
 @pytest.mark.parametrize("form", ["name", "relative", "absolute"])
 def test_every_world_command_takes_a_name_or_a_path(
     project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], form: str

@@ -19,7 +19,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from worldkit.grade.access import _satisfies, evidence_access, exposures_of, plain
+from worldkit.grade.access import EVIDENCE_TOOLS, _satisfies, evidence_access, exposures_of, plain
 from worldkit.overlay.load import load_overlay, overlay_world
 from worldkit.overlay.models import EvidenceItem, Overlay
 from worldkit.overlay.problems import CheckReport, Problem, check_materialized
@@ -43,7 +43,8 @@ def reference_access_problems(model: Overlay, projection: Path) -> list[Problem]
     events = [{"seq": n + 1, "tool": a.tool, "arguments": dict(a.args), "outcome": "ok"}
               for n, a in enumerate(model.reference.actions)]  # fmt: skip
     labels = evidence_access(model, view, events).labels
-    returned = [e for event in events for e in exposures_of(view, event["tool"], event["arguments"], None) or []]
+    reads = [e for e in events if e["tool"] in EVIDENCE_TOOLS]  # never re-run a change on the view
+    returned = [e for event in reads for e in exposures_of(view, event["tool"], event["arguments"], None) or []]
     problems: list[Problem] = []
     for criterion in model.rubric:
         sets = model.evidence.get(criterion.id)

@@ -36,6 +36,9 @@ LONG: dict[str, float] = {
     'tests/func/test_world_oncology_regwriting.py::test_verify_seeded_catches_every_applicable_fault': 18.2,
     'tests/func/test_export_harbor.py::test_the_oracle_solution_through_the_http_sidecar_earns_full_reward': 14.9,
     'tests/func/test_world_stats_cli.py::test_pharmaco_demo_stats_json': 8.9,
+    # issue 44's tests (one quiet run)
+    'tests/func/test_authoring_guide.py::test_the_guide_runs_in_order_on_a_fresh_folder': 14.5,
+    'tests/func/test_permits_world.py::test_the_permits_office_freezes_and_verifies_clean': 4.7,
     'tests/unit/world/test_pharmaco_dates.py::test_every_seat_twice_in_separate_processes_gives_identical_bytes_and_mtimes': 8.8,
     'tests/func/test_infoorg_react_fc.py::test_campaign_over_packets_prints_the_tables': 8.7,
     'tests/unit/verify/test_verify_mutations.py::test_same_seed_same_campaign': 8.6,

@@ -13,6 +13,11 @@ A *root* is a folder laid out like the repository: `worlds/<name>/world.yaml`, `
 
 `$WORLDKIT_WORLDS` and `$WORLDKIT_OVERLAYS` name folders of worlds / of overlay folders directly
 and come before every root (the verifier binds a scratch copy through them).
+
+A world given by path brings its own project: its overlays (`overlays/<world>/`) and manifests
+(`manifests/<world>/`) are looked for beside the `worlds/` folder holding it before any other root,
+so a command given `worlds/permits` or `/elsewhere/worlds/permits` finds the same tasks as one
+run inside that project and given the name.
 """
 
 from __future__ import annotations
@@ -85,18 +90,25 @@ def world_dirs() -> list[Path]:
     return _unique(folders)
 
 
-def overlay_dirs() -> list[Path]:
-    """Folders holding `<world>/` overlay folders: $WORLDKIT_OVERLAYS, then each root's `overlays/`."""
+def overlay_dirs(world_root: Path | None = None) -> list[Path]:
+    """Folders holding `<world>/` overlay folders: $WORLDKIT_OVERLAYS, then the `overlays/` beside the
+    world at `world_root` (if given), then each root's `overlays/`."""
     folders = _env_paths(OVERLAYS_ENV_VAR)
+    if world_root is not None:
+        folders.append(world_project(world_root) / "overlays")
     folders += [root / "overlays" for root in search_roots()]
     return _unique(folders)
 
 
+def world_project(world_root: Path) -> Path:
+    """The project folder of a world folder: the parent of the `worlds/` folder holding it (or its parent)."""
+    root = Path(world_root).absolute()
+    return root.parent.parent if root.parent.name == "worlds" else root.parent
+
+
 def manifest_dir(world_root: Path, world_id: str) -> Path:
     """`manifests/<world>/` beside the `worlds/` folder holding the world (or beside the world)."""
-    root = Path(world_root)
-    base = root.parent.parent if root.parent.name == "worlds" else root.parent
-    return base / "manifests" / world_id
+    return world_project(world_root) / "manifests" / world_id
 
 
 def find_manifest(*parts: str) -> Path | None:

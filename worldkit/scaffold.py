@@ -6,8 +6,8 @@ The templates are package data under `worldkit/world/scaffold/` (`world/…` bec
 `new_world` returns: a scaffold that would not verify at once is a bug, reported, never written
 half-way (everything is staged in a temporary folder and moved into place at the end).
 
-Sits at the overlay layer: it uses `worldkit.materialize` (the fingerprint) and
-`worldkit.overlay` (the check).
+Sits above the grading layer: it uses `worldkit.materialize` (the fingerprint) and
+`worldkit.grade.reference_access` (the overlay check, with the reference solution's evidence access).
 """
 
 from __future__ import annotations
@@ -55,8 +55,7 @@ class NewWorld:
     def next_steps(self) -> list[str]:
         """The commands that freeze and verify the new world, in order."""
         return [
-            f"worldkit freeze --world {self.world}",
-            f"worldkit overlay freeze {self.overlay} --manifests {self.manifests}",
+            f"worldkit freeze --world {self.world} --overlays",
             f"worldkit verify --world {self.world} --overlays {self.overlays}",
             f"worldkit run --overlay {self.overlay} --agent oracle",
         ]
@@ -127,9 +126,9 @@ def new_world(name: str, out: str | Path = ".", *, force: bool = False) -> NewWo
         for source, final in written:
             final.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, final)
-    from worldkit.overlay.problems import check_overlay
+    from worldkit.grade.reference_access import check_overlay_fully
 
-    report = check_overlay(load_overlay(overlay_dir / f"{TASK_ID}.yaml"))
+    report = check_overlay_fully(load_overlay(overlay_dir / f"{TASK_ID}.yaml"))
     if not report.ok:  # pragma: no cover - the shipped templates are tested to pass
         lines = "\n".join("  " + p.line() for p in report.errors)
         raise UsageError(f"the scaffold's overlay does not check (a worldkit bug; please report):\n{lines}")

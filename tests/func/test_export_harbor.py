@@ -125,7 +125,7 @@ def test_an_export_that_would_leak_is_refused(tmp_path: Path, monkeypatch: pytes
     if where == "instruction":  # a criterion's text slipped into the instruction
         monkeypatch.setattr(harbor, "_instruction", lambda request, config: request + "\nHint: " + overlay.rubric[2].text + "\n")
     else:  # the reference deliverable baked into the agent's image
-        content = overlay.reference.actions[1].args["content"]
+        content = next(a.args["content"] for a in overlay.reference.actions if a.tool == "write_file")
         monkeypatch.setattr(harbor, "_dockerfile", lambda: "FROM python:3.11-slim\n" + content)
     with pytest.raises(CheckFailed, match="verifier material on the agent side"):
         harbor.export_harbor_task(TRIAGE, tmp_path / "out")
@@ -179,7 +179,7 @@ def test_the_oracle_solution_through_the_http_sidecar_earns_full_reward(exported
          "--transport", "http", "--host", "127.0.0.1", "--port", str(port)],
         port, task / "solution" / "solve.sh", tries=200)  # fmt: skip
     assert solved.returncode == 0, solved.stderr
-    assert "performed 2 reference actions: read_file, write_file" in solved.stderr
+    assert "performed 3 reference actions: read_file, read_file, write_file" in solved.stderr
     done = _verify(task, volume, tmp_path / "logs")
     assert done.returncode == 0, done.stderr
     assert json.loads((tmp_path / "logs" / "reward.json").read_text()) == {"reward": 1.0, "T1": 1.0, "T2": 1.0}

@@ -55,7 +55,7 @@ def test_shape_seats_files_tasks_and_later_states() -> None:
 def test_core_verify_checks_pass(tmp_path: Path) -> None:
     report = verify_world(WORLD, repeats=1, jobs=1, scratch=tmp_path, only=[
         "revision-digests", "manifest-integrity", "revision-pins", "date-conformance", "access-audit",
-        "overlay-locks", "separation", "evidence-sufficiency", "rubric-sanity",
+        "overlay-locks", "separation", "evidence-sufficiency", "rubric-sanity", "reference-access",
     ])  # fmt: skip
     assert [c.id for c in report.checks if c.status != "pass"] == []
 

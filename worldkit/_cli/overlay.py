@@ -40,9 +40,9 @@ def check(
     Exit 0: no error (warnings allowed). 1: the overlay has errors (listed). 3: it cannot be read
     (not YAML, or not an overlay at all). 2: no such overlay.
     """
-    from worldkit.overlay import check_overlay
+    from worldkit.grade.reference_access import check_overlay_fully
 
-    report = check_overlay(overlay)
+    report = check_overlay_fully(overlay)
     if as_json:
         echo_json(report.as_json())
     else:
@@ -86,9 +86,10 @@ def freeze(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Check, then record the overlay and package digests in manifests/<world>/overlays/."""
+    from worldkit.grade.reference_access import check_overlay_fully
     from worldkit.overlay import freeze_overlay
 
-    result = freeze_overlay(overlay, manifests)
+    result = freeze_overlay(overlay, manifests, check=check_overlay_fully)
     if as_json:
         echo_json({"path": str(result.path), **result.lock.model_dump(mode="json")})
         return

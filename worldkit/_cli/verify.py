@@ -14,7 +14,7 @@ import typer
 
 from worldkit._cli.output import echo_json, progress_bar
 from worldkit.canon import pretty_json
-from worldkit.errors import UsageError, WorldkitError
+from worldkit.errors import ExitCode, UsageError, WorldkitError
 
 T = TypeVar("T")
 
@@ -115,9 +115,19 @@ def freeze_command(
         None, "--date", help="Projection date to freeze (repeatable; default: the dates frozen before, else the world's default date)."
     ),
     manifests: Path = typer.Option(None, "--manifests", help="Frozen manifests folder (default manifests/<world>/)."),
+    overlays: bool = typer.Option(
+        False, "--overlays", help="Also re-pin and freeze the world's overlays (overlays/<world>/), and print what changed."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Write the frozen revision digests and every (rev, date, seat) projection manifest."""
+    """Write the frozen revision digests and every (rev, date, seat) projection manifest.
+
+    With --overlays, the one step after a world edit: the world, each overlay's pin and each
+    overlay's lock are frozen together, and every digest that changed is listed (exit 1 if an
+    overlay fails its check; its old lock is kept)."""
+    if overlays:
+        _refreeze(world, date or None, manifests, as_json)
+        return
     from worldkit.verify import freeze_world
 
     result = freeze_world(world, date or None, manifests=manifests)
@@ -131,6 +141,26 @@ def freeze_command(
         typer.echo(f"  {proj.rev:<6} {proj.date} {proj.seat:<14} {proj.fingerprint}  ({proj.files} files)")
     for rel in result.removed:
         typer.echo(f"  removed {rel}")
+
+
+def _refreeze(world: str, dates: list[str] | None, manifests: Path | None, as_json: bool) -> None:
+    from worldkit.verify.refreeze import refreeze
+
+    result = refreeze(world, dates, manifests=manifests)
+    if as_json:
+        echo_json(result.as_json())
+    else:
+        typer.echo(f"froze {result.world} and {len(result.overlays)} overlay(s) in {result.folder}")
+        for change in result.changes:
+            typer.echo(f"  {change.line()}")
+        if not result.changes:
+            typer.echo("  nothing changed")
+        for overlay, problems in result.failed.items():
+            typer.echo(f"  overlay {overlay} NOT frozen (its old lock is kept):")
+            for line in problems:
+                typer.echo(f"    {line.strip()}")
+    if not result.ok:
+        raise typer.Exit(int(ExitCode.CHECK_FAILED))
 
 
 def register(app: typer.Typer) -> None:

@@ -99,7 +99,7 @@ def new(
     force: bool = typer.Option(False, "--force", help="Replace an existing world or overlay folder."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Scaffold a runnable world: one seat, a dated document, permission rules and one checked task."""
+    """Scaffold a runnable world with every surface (documents, records with events, mail, chat) and one checked task."""
     from worldkit.scaffold import new_world
 
     made = new_world(name, out, force=force)

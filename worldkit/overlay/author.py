@@ -11,6 +11,7 @@ import json
 import os
 import re
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -25,7 +26,7 @@ from worldkit.overlay.apply import apply_overlay
 from worldkit.overlay.errors import OverlayProblems
 from worldkit.overlay.load import load_overlay, overlay_digest, overlay_world, parse_overlay
 from worldkit.overlay.models import Overlay
-from worldkit.overlay.problems import check_overlay
+from worldkit.overlay.problems import CheckReport, check_overlay
 from worldkit.world.load import load_world
 
 # --- new --------------------------------------------------------------------------------------
@@ -83,7 +84,9 @@ reviewed_overlaps: []
 reference:
   answer: |
     TODO: the reference answer.
+  # The oracle's reads must return every criterion's evidence (a listing is not an access).
   actions:
+    - {read_action}
     - {{tool: write_file, args: {{path: answer.md, content: "TODO: the reference answer.\\n"}}}}
 
 reference_files: []
@@ -104,6 +107,17 @@ _EVIDENCE_ORDER = ("files", "records", "mail", "chat")
 def _scalar(value: str) -> str:
     """A YAML scalar for `value` (quoted only when it must be)."""
     return yaml.safe_dump(value, default_flow_style=True, width=10_000).strip().removesuffix("\n...").strip()
+
+
+def _read_action(surface: str, locator: str, first_in_channel: dict[str, str]) -> str:
+    """The reference action that returns the scaffold's evidence item (`overlay check` requires one)."""
+    if surface == "files":
+        return f"{{tool: read_file, args: {{path: {_scalar(locator.removeprefix('files/'))}}}}}"
+    if surface == "records":
+        return f"{{tool: get_record, args: {{id: {_scalar(locator)}}}}}"
+    if surface == "mail":
+        return f"{{tool: read_message, args: {{id: {_scalar(locator)}}}}}"
+    return f"{{tool: read_message, args: {{id: {_scalar(first_in_channel[locator])}}}}}"
 
 
 def new_overlay(
@@ -128,6 +142,8 @@ def new_overlay(
     with tempfile.TemporaryDirectory(prefix="worldkit-overlay-new-") as scratch:
         result = materialize(package, rev, day, seat, Path(scratch) / "projection")
         bundle = json.loads((result.out / "tools.json").read_text(encoding="utf-8"))
+        first_in_channel = {log.stem: str(json.loads(log.read_text(encoding="utf-8").splitlines()[0])["id"])
+                            for log in sorted((result.out / "chat").glob("*.jsonl"))}  # fmt: skip
     surfaces = [server["surface"] for server in bundle["servers"]]
     entries = result.manifest.files
     first = next((e for s in _EVIDENCE_ORDER for e in entries if e.surface == s), None)
@@ -141,6 +157,7 @@ def new_overlay(
         ev_surface, ev_locator = "mail", first.source
     else:
         ev_surface, ev_locator = "chat", first.source
+    read_action = _read_action(ev_surface, ev_locator, first_in_channel)
     world_ref = str(world)
     if (Path(world_ref) / "world.yaml").is_file():
         # A world given by path is recorded relative to the overlay file, as `overlay_world` reads it.
@@ -149,7 +166,7 @@ def new_overlay(
         path=target.as_posix(), id=_scalar(overlay_id), title=_scalar(f"TODO: title of {overlay_id}"),
         world=_scalar(world_ref), rev=_scalar(rev), date=day.isoformat(), seat=_scalar(seat),
         surfaces="[" + ", ".join(surfaces) + "]", ev_surface=ev_surface, ev_locator=_scalar(ev_locator),
-        fingerprint=result.fingerprint,
+        read_action=read_action, fingerprint=result.fingerprint,
     )  # fmt: skip
     parse_overlay(yaml.safe_load(text), target)  # the scaffold must always be a valid overlay
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -244,10 +261,18 @@ class FreezeResult:
     lock: OverlayLock
 
 
-def freeze_overlay(overlay: Overlay | str | Path, manifests: str | Path = "manifests") -> FreezeResult:
-    """Check the overlay (errors refuse), apply it under every condition, write its lock file."""
+def freeze_overlay(
+    overlay: Overlay | str | Path,
+    manifests: str | Path = "manifests",
+    *,
+    check: Callable[[Overlay], CheckReport] = check_overlay,
+) -> FreezeResult:
+    """Check the overlay (errors refuse), apply it under every condition, write its lock file.
+
+    `check` is the overlay check to refuse on (the CLI passes the one that also labels the
+    reference solution's evidence access, which lives above this layer)."""
     model = overlay if isinstance(overlay, Overlay) else load_overlay(overlay)
-    report = check_overlay(model)
+    report = check(model)
     if not report.ok:
         lines = "\n".join("  " + p.line() for p in report.errors)
         raise OverlayProblems(

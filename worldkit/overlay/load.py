@@ -23,15 +23,16 @@ from worldkit.errors import InvalidOverlay, UsageError
 from worldkit.locate import overlay_dirs
 from worldkit.overlay._paths import confined
 from worldkit.overlay.models import Overlay
-from worldkit.world.load import WorldPackage, load_world
+from worldkit.world.load import WorldPackage, load_world, resolve_world
 
 OVERLAY_FILENAME = "overlay.yaml"
 _Loader = StrictLoader
 
 
-def overlay_search_path() -> list[Path]:
-    """Folders holding `<world>/` overlay folders (see `worldkit.locate`)."""
-    return overlay_dirs()
+def overlay_search_path(world_root: Path | None = None) -> list[Path]:
+    """Folders holding `<world>/` overlay folders (see `worldkit.locate`); with `world_root`, the
+    `overlays/` beside that world folder comes right after $WORLDKIT_OVERLAYS."""
+    return overlay_dirs(world_root)
 
 
 def _overlays_in(folder: Path) -> list[Path]:
@@ -42,10 +43,23 @@ def _overlays_in(folder: Path) -> list[Path]:
     return sorted(found, key=lambda p: p.relative_to(folder).as_posix())
 
 
-def find_overlays(world: str) -> list[Path]:
-    """Overlay files of a world (by world name), from the first search folder that has any."""
-    for root in overlay_search_path():
-        found = _overlays_in(root / world)
+def find_overlays(world: str | Path) -> list[Path]:
+    """Overlay files of a world given by name or path, from the first search folder that has any
+    (for a world folder, the `overlays/<id>/` beside it comes first)."""
+    world_id, world_root = str(world), None
+    try:
+        world_root = resolve_world(world)
+    except UsageError:
+        pass  # a name with no world folder on the path: its overlays may still be found by name
+    else:
+        world_id = load_world(world_root).id
+    return find_world_overlays(world_id, world_root)
+
+
+def find_world_overlays(world_id: str, world_root: Path | None) -> list[Path]:
+    """Overlay files of the world `world_id` whose folder is `world_root` (None: by name only)."""
+    for root in overlay_search_path(world_root):
+        found = _overlays_in(root / world_id)
         if found:
             return found
     return []

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from worldkit.access import Policy
@@ -65,15 +66,15 @@ class WorldStats:
         }
 
 
-def _overlay_counts(world_id: str) -> tuple[int, int, dict[str, str]]:
+def _overlay_counts(world_id: str, world_root: Path) -> tuple[int, int, dict[str, str]]:
     """(overlays, criteria, errors) for the world's overlays; zeros when there is no overlay package."""
     try:
-        from worldkit.overlay.load import find_overlays, load_overlay
+        from worldkit.overlay.load import find_world_overlays, load_overlay
     except ImportError:  # the overlay package is optional for a bare world
         return 0, 0, {}
     overlays = criteria = 0
     errors: dict[str, str] = {}
-    for path in find_overlays(world_id):
+    for path in find_world_overlays(world_id, world_root):
         try:
             overlay = load_overlay(path)
         except WorldkitError as error:
@@ -100,7 +101,7 @@ def world_stats(package: WorldPackage, date: dt.date, rev: str | None = None) ->
     masked: dict[str, str] = {}  # document id → masked text, shared by the seats (one revision, one date)
     near = {seat: seat_near_duplicates(projection, masked).as_json() for seat, projection in projections.items()}
     formats = {seat: dict(Counter(_format(state.documents[d].path) for d in docs)) for seat, docs in plans.items()}
-    overlays, criteria, errors = _overlay_counts(package.id)
+    overlays, criteria, errors = _overlay_counts(package.id, package.root)
     return WorldStats(
         world=package.id,
         rev=name,

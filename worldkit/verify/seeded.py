@@ -685,7 +685,7 @@ def prepare_copy(world: str | Path | WorldPackage, root: Path, manifests: Path |
     package = world if isinstance(world, WorldPackage) else load_world(world)
     return ScratchCopy.make(
         root, package.root, package.id, Path(manifests) if manifests else default_manifest_dir(package),
-        overlay_folder(package.id, overlays),
+        overlay_folder(package.id, overlays, package.root),
     )
 
 

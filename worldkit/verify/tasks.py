@@ -101,15 +101,16 @@ def overlay_files(folder: Path) -> list[Path]:
     return sorted(found, key=lambda p: p.relative_to(folder).as_posix())
 
 
-def overlay_folder(world_id: str, given: Path | None = None) -> Path | None:
-    """The world's overlay folder: the one given, else the first on the overlay search path."""
+def overlay_folder(world_id: str, given: Path | None = None, world_root: Path | None = None) -> Path | None:
+    """The world's overlay folder: the one given, else the first on the overlay search path (for a
+    world folder `world_root`, the `overlays/<id>/` beside it first)."""
     if given is not None:
         return given
     try:
         from worldkit.overlay.load import overlay_search_path
     except ImportError:
         return None
-    for root in overlay_search_path():
+    for root in overlay_search_path(world_root):
         if overlay_files(root / world_id):
             return root / world_id
     return None
@@ -118,8 +119,15 @@ def overlay_folder(world_id: str, given: Path | None = None) -> Path | None:
 @contextmanager
 def bound_world(ctx: VerifyContext) -> Iterator[None]:
     """While staging, names resolve to the world under verification (which may be a scratch copy)."""
+    with bound_root(ctx.package.root):
+        yield
+
+
+@contextmanager
+def bound_root(world_root: Path) -> Iterator[None]:
+    """While the block runs, a world named by id resolves to the world folder `world_root` first."""
     previous = os.environ.get("WORLDKIT_WORLDS")
-    parts = [str(ctx.package.root.parent)] + ([previous] if previous else [])
+    parts = [str(Path(world_root).parent)] + ([previous] if previous else [])
     os.environ["WORLDKIT_WORLDS"] = os.pathsep.join(parts)
     try:
         yield
@@ -137,7 +145,7 @@ def stage_tasks(ctx: VerifyContext) -> list[StagedTask]:
         from worldkit.overlay.load import load_overlay
     except ImportError as error:
         raise ComponentMissing(f"task overlays are not installed ({error.name} missing)") from None
-    folder = overlay_folder(ctx.package.id, ctx.overlays)
+    folder = overlay_folder(ctx.package.id, ctx.overlays, ctx.package.root)
     files = overlay_files(folder) if folder else []
     if not files:
         raise ComponentMissing(f"world {ctx.package.id} has no task overlays (looked in overlays/{ctx.package.id}/)")

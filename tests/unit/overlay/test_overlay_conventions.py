@@ -32,7 +32,7 @@ def project(tmp_path: Path) -> dict:
     made = new_world("conv", tmp_path)
     content = made.world / "data" / "content.yaml"
     text = content.read_text(encoding="utf-8")
-    content.write_text(text.replace("messages:\n", LABEL + "messages:\n", 1), encoding="utf-8")
+    content.write_text(text.rstrip("\n") + "\n" + LABEL, encoding="utf-8")  # the last of its documents
     overlay = made.overlays / "first-task.yaml"
     return {"overlay": overlay, "raw": yaml.safe_load(overlay.read_text(encoding="utf-8"))}
 
@@ -129,6 +129,7 @@ def test_a_check_on_a_projection_path_says_it_reads_the_workspace(project: dict)
 
 def test_a_write_file_under_workspace_says_drop_workspace(project: dict) -> None:
     raw = project["raw"]
-    raw["reference"]["actions"][1]["args"]["path"] = "workspace/answer.md"
+    write = next(a for a in raw["reference"]["actions"] if a["tool"] == "write_file")
+    write["args"]["path"] = "workspace/answer.md"
     found = _codes(project, raw)["reference-action-target-missing"]
     assert "write_file 'workspace/answer.md': did you mean 'answer.md'?" in found

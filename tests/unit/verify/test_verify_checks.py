@@ -21,7 +21,7 @@ from worldkit.verify.scratch import ScratchCopy
 from worldkit.world import load_world
 
 OVERLAY_CHECKS = {"task-pairs-identical", "staged-workspaces", "package-integrity", "overlay-locks", "separation",
-                  "evidence-sufficiency", "rubric-sanity", "rubric-discrimination"}
+                  "evidence-sufficiency", "rubric-sanity", "reference-access", "rubric-discrimination"}
 
 
 def run(frozen: Frozen, check_id: str, **options) -> CheckResult:

@@ -14,7 +14,7 @@ import pytest
 
 from worldkit.materialize import materialize
 from worldkit.materialize.manifest import disk_stamps
-from worldkit.verify.checks.views import _changes_on
+from worldkit.verify.checks.dates import _changes_on
 from worldkit.world import load_world
 
 REPO = Path(__file__).resolve().parents[3]

@@ -53,3 +53,27 @@ class RubricSanity(BaseCheck):
                             items.append(Item(kind="reference-fails", where=f"{overlay.id} {criterion.id}",
                                               detail=verdict.detail))  # fmt: skip
         return self.outcome(items, overlays=checked)
+
+
+@register
+class ReferenceAccess(BaseCheck):
+    id = "reference-access"
+    purpose = ("The reference solution's reads access every criterion's evidence under the full projection (labelled "
+               "as a run is: a listing is not an access).")
+    fix = ("Add to the overlay's reference.actions the call each item names (get_record for a record, read_file for a "
+           "file, read_message for mail or chat), or correct the evidence locator, anchor or fields it cannot meet.")
+    cost = 2
+
+    def run(self, ctx: VerifyContext) -> CheckResult:
+        from worldkit.grade.reference_access import reference_access_problems
+
+        items: list[Item] = []
+        checked = 0
+        for task in ctx.tasks:
+            if task.condition != "full" or task.out is None:
+                continue
+            checked += 1
+            for problem in reference_access_problems(task.overlay, task.out / "candidate" / "projection"):
+                items.append(Item(kind="evidence-not-accessed", where=f"{task.overlay.id} {problem.locator}",
+                                  detail=f"{problem.message}; {problem.fix}"))  # fmt: skip
+        return self.outcome(items, overlays=checked)

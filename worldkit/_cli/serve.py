@@ -210,11 +210,17 @@ def _open_run_folder(
     folder = read_run_folder(paths.root)
     if run_id is not None and run_id != folder.run_id:
         raise UsageError(f"--run-id {run_id} differs from {paths.manifest}'s run id {folder.run_id}; leave --run-id out")
-    from worldkit.run.regrade import load_run_overlay
+    from worldkit.run.folder import resolve_run_task
 
-    try:  # the overlay re-derives the package where nothing is frozen; without it, only what is frozen counts
-        overlay = load_run_overlay(folder.overlay_path, folder.overlay, folder.overlay_sha256, paths.root)
+    # The task is resolved by id and digest on worldkit's own path; a folder naming anything else is
+    # refused (with --trust-staged only the frozen manifests are left to compare with, and it is recorded).
+    claims = {"overlay": folder.overlay, "overlay_sha256": folder.overlay_sha256, "seat": folder.seat,
+              "condition": folder.condition}  # fmt: skip
+    try:
+        overlay = resolve_run_task(paths.root, claims).overlay
     except WorldkitError:
+        if not trust_staged:
+            raise
         overlay = None
     frozen_check = check_staged(paths.candidate, overlay=overlay, trust_staged=trust_staged)
     if not paths.workspace.is_dir():

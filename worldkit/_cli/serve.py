@@ -225,6 +225,9 @@ def _open_run_folder(
     frozen_check = check_staged(paths.candidate, overlay=overlay, trust_staged=trust_staged)
     if not paths.workspace.is_dir():
         raise UsageError(f"{paths.workspace} is missing; a run folder holds the seat's workspace copy — stage it afresh")
+    from worldkit.frozen.seed import require_fresh_workspace
+
+    require_fresh_workspace(paths.workspace, paths.candidate, overlay, what="run folder workspace")
     config = ToolConfig.model_validate_json((paths.candidate / "tool-config.json").read_bytes())
     if config.seat != folder.seat:
         raise CheckFailed(f"{paths.manifest} names seat {folder.seat}, but the package serves {config.seat}; "

@@ -83,6 +83,9 @@ class RunFolder(Model):
     """The agent's id (`openai:MODEL`, `oracle`, …); `external` for a session driven from outside."""
     agent_config: dict[str, Any] = Field(default_factory=dict)
     """The agent's configuration (never secrets)."""
+    unanchored: bool = False
+    """Declares that the session was served without a log anchor (no `log-anchor.json` was ever
+    written): only then may a run have no anchor anywhere and pass the event-logs check."""
 
 
 @dataclass(frozen=True)

@@ -119,9 +119,9 @@ def test_a_run_with_no_anchor_anywhere_passes_only_when_declared(capsys, ran, tm
     (bare / "execution-record.json").unlink()
     manifest = json.loads((bare / "run.json").read_text())
     manifest["run_id"] = "never-anchored"
-    (bare / "run.json").write_text(json.dumps(manifest))
+    (bare / "run.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     code, check = _verify(capsys, bare.parent, url)
     assert code == 1 and _kinds(check) == {"anchor_missing"}
-    (bare / "run.json").write_text(json.dumps({**manifest, "unanchored": True}))
+    (bare / "run.json").write_text(json.dumps({**manifest, "unanchored": True}, indent=2, sort_keys=True) + "\n")
     code, check = _verify(capsys, bare.parent, url)
     assert code == 0 and check["status"] == "pass"

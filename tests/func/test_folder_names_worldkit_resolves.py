@@ -190,3 +190,19 @@ def test_verify_workspace_resolves_the_world_by_id(capsys, tmp_path: Path, _fixt
     out = capsys.readouterr().out
     assert code == 1 and "is not an id" in out
     assert not _fixtures_on_the_path.exists()
+
+
+@pytest.mark.parametrize("tamper", ["duplicate", "compact"])
+def test_run_json_with_a_duplicate_key_or_other_bytes_is_refused(capsys, oracle_folder: Path, tmp_path: Path,
+                                                                 tamper: str) -> None:  # fmt: skip
+    folder = _copy(oracle_folder, tmp_path)
+    path = folder / "run.json"
+    body = json.loads(path.read_text(encoding="utf-8"))
+    if tamper == "duplicate":  # the same key twice, by hand: which copy counts depends on the reader
+        text = path.read_text(encoding="utf-8").rstrip()
+        path.write_text(text[:-1].rstrip() + f',\n  "overlay": {json.dumps(body["overlay"])}\n}}\n', encoding="utf-8")
+    else:
+        path.write_text(json.dumps(body), encoding="utf-8")
+    code, error = _grade(capsys, str(folder))
+    assert code == 3 and "run.json" in error
+    assert ("duplicate key" if tamper == "duplicate" else "canonical bytes") in error

@@ -118,7 +118,7 @@ def test_a_run_folder_with_a_changed_overlay_digest_is_refused(capsys, oracle_ru
     (folder / "execution-record.json").unlink()
     manifest = json.loads((folder / "run.json").read_text())
     manifest["overlay_sha256"] = "0" * 64
-    (folder / "run.json").write_text(json.dumps(manifest))
+    (folder / "run.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     assert "name different overlay_sha256" in _grade(capsys, str(folder), code=1)["err"]
 
 

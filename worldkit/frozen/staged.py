@@ -207,6 +207,12 @@ def _projection(root: Path, ref: _Frozen, prefix: str, curated: set[str] | None)
         items.append(Item(kind="unfrozen-fingerprint", path=prefix + MANIFEST_NAME, rev=inputs.rev, date=inputs.date,
                           seat=inputs.seat, expected=reference.fingerprint, actual=fingerprint,
                           detail="the staged projection's fingerprint is not a frozen one"))
+    if staged.environment.templates != reference.environment.templates:
+        # Recorded beside the fingerprint, not in it: a forged `environment` would pass unseen. The
+        # versions may differ between the freezing and the staging worldkit; the templates may not.
+        changed = sorted(set(staged.environment.templates.items()) ^ set(reference.environment.templates.items()))
+        items.append(Item(kind="unfrozen-environment", path=prefix + MANIFEST_NAME,
+                          detail=f"environment.templates differ from the frozen ones (first: {changed[0][0]})"))
     if staged.inputs != reference.inputs or staged.tool_bundle_sha256 != reference.tool_bundle_sha256:
         items.append(Item(kind="unfrozen-inputs", path=prefix + MANIFEST_NAME, expected=reference.inputs.revision_digest,
                           actual=inputs.revision_digest, detail="inputs or tool bundle differ from the frozen ones"))

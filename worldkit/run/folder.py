@@ -148,7 +148,12 @@ def read_run_folder(root: Path) -> RunFolder:
             file=path,
         )
     try:
-        return RunFolder.model_validate(strict_loads(path.read_bytes()))
+        data = path.read_bytes()
+        body = strict_loads(data)
+        if pretty_json(body).encode("utf-8") != data:
+            raise InvalidResults("not the canonical bytes worldkit writes (edited by hand?); restore run.json from "
+                                 "the run or stage the folder afresh", file=path)  # fmt: skip
+        return RunFolder.model_validate(body)
     except (UnicodeDecodeError, ValueError) as error:
         if isinstance(error, ValidationError):
             first = error.errors()[0]

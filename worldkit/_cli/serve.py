@@ -68,6 +68,15 @@ def serve_command(
     transport: Transport = typer.Option(Transport.stdio, "--transport", help="stdio or http (streamable HTTP)."),
     host: str = typer.Option("127.0.0.1", "--host", metavar="HOST", help="HTTP: address to listen on."),
     port: int = typer.Option(8000, "--port", min=1, max=65535, metavar="PORT", help="HTTP: port to listen on (1-65535)."),
+    token: str | None = typer.Option(
+        None, "--token", metavar="TOKEN",
+        help="HTTP: bearer token every request must send (default: $WORLDKIT_HTTP_TOKEN; beyond loopback, "
+        "else one is generated and printed).",
+    ),
+    allow_host: list[str] = typer.Option(
+        [], "--allow-host", metavar="NAME",
+        help="HTTP: a Host name clients may use besides loopback and the bound address (repeatable).",
+    ),
     store: str | None = typer.Option(None, "--store", help=STORE_HELP),
     run_id: str | None = typer.Option(None, "--run-id", help="Run id for the event log (default: a new one)."),
     trust_staged: bool = typer.Option(
@@ -94,7 +103,12 @@ def serve_command(
 
     mode = Transport(transport).value
     if mode == "http":
+        from worldkit.mcp.http import http_access
+
         _check_port_free(host, port)
+        access = http_access(host, port, token=token, allow_hosts=allow_host)
+    elif token is not None or allow_host:
+        raise UsageError("--token and --allow-host apply to --transport http")
     if run_folder is not None:
         if any(v is not None for v in (world, rev, date, seat, overlay, condition, projection, out)):
             raise UsageError("--run-folder excludes --world/--rev/--date/--seat/--overlay/--condition/--projection/--out: "
@@ -142,8 +156,12 @@ def serve_command(
                     with signal_exits():
                         stopped_by = run_stdio(server)
                 else:
+                    from worldkit.mcp.http import serve_http
+
+                    for line in access.notices():
+                        typer.echo(line, err=True)
                     with signal_exits():
-                        server.run("streamable-http", host=host, port=port)
+                        serve_http(server, access)
     finally:
         staged.close()
     if stopped_by is not None:

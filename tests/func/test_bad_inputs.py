@@ -61,3 +61,29 @@ def test_a_deliverable_csv_with_a_200_kb_field_is_graded_not_crashed(capsys, tmp
     assert code == 0 and "internal error" not in out.out + out.err
     graded = json.loads(out.out)
     assert graded["deterministic_passed"] < graded["deterministic_total"]
+
+
+@pytest.mark.slow
+def test_a_1_gib_workspace_file_is_digested_in_bounded_memory(tmp_path: Path) -> None:
+    """A sparse 1 GiB file in a workspace: the scan grading uses reads it in chunks (peak memory far
+    below its size) and digests it as `sha256sum` would."""
+    import hashlib
+    import tracemalloc
+
+    from worldkit.mcp.state import scan_workspace
+
+    (tmp_path / "big.bin").touch()
+    os_size = 1 << 30
+    with open(tmp_path / "big.bin", "r+b") as handle:
+        handle.truncate(os_size)
+    (tmp_path / "small.md").write_text("x\n")
+    tracemalloc.start()
+    found = scan_workspace(tmp_path)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    zeros = hashlib.sha256()
+    block = bytes(1 << 20)
+    for _ in range(os_size >> 20):
+        zeros.update(block)
+    assert found == {"big.bin": zeros.hexdigest(), "small.md": hashlib.sha256(b"x\n").hexdigest()}
+    assert peak < 64 << 20

@@ -101,3 +101,31 @@ def test_token_and_allow_host_are_refused_without_http(capsys) -> None:
     assert cli(["serve", "--world", "pharmaco_demo", "--rev", "r1", "--date", "2026-03-02", "--seat", "EMP-QA-001",
                 "--token", "x"]) == 2  # fmt: skip
     assert "--token and --allow-host apply to --transport http" in capsys.readouterr().err
+
+
+async def test_over_http_every_malformed_message_gets_its_json_rpc_error_and_runs_nothing(tmp_path: Path) -> None:
+    import json
+
+    from tests.unit.mcp.test_jsonrpc_screen import MALFORMED
+    from worldkit.mcp.http import http_access, secured_app
+
+    run = Run(project(tmp_path, "S1"))
+    app = secured_app(run.server, http_access("127.0.0.1", 8000))
+    got, want = [], []
+    async with run.server.session_manager.run():
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000") as http:
+            for _name, line, code, rid in MALFORMED:
+                response = await http.post("/mcp", content=line, headers=HEADERS)
+                body = response.json()
+                got.append((response.status_code, body["id"], body["error"]["code"]))
+                want.append((400, rid, code))
+            notification = json.dumps({"jsonrpc": "2.0", "method": "tools/call",
+                                       "params": {"name": "read_file", "arguments": {"path": "Shared/SOPs/SOP-001.md"}}})
+            quiet = await http.post("/mcp", content=notification, headers=HEADERS)
+            ok = await http.post("/mcp", json=INITIALIZE, headers=HEADERS)
+    assert got == want
+    assert (quiet.status_code, quiet.content) == (202, b"")
+    assert ok.status_code == 200
+    assert run.events() == []  # nothing refused reached a tool or the log
+    run.close()

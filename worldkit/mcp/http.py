@@ -8,7 +8,7 @@ allowed, and a wider bind allows the bound address plus the names given (`--allo
 A bind beyond loopback requires `Authorization: Bearer TOKEN` on every request — the token given
 (`--token` or `$WORLDKIT_HTTP_TOKEN`), or one generated and printed once — and prints a warning.
 A token given on loopback is required there too. The token is compared in constant time and is
-never logged.
+never logged. Every POSTed message is screened as a stdio line is (`worldkit.mcp.jsonrpc_screen`).
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp.server.transport_security import TransportSecuritySettings
+
+from worldkit.mcp.jsonrpc_screen import screen
 
 __all__ = ["TOKEN_ENV_VAR", "HttpAccess", "http_access", "is_loopback", "secured_app", "serve_http"]
 
@@ -109,9 +111,60 @@ class _BearerToken:
         await self.app(scope, receive, send)
 
 
+class _ScreenBody:
+    """ASGI middleware: a POSTed JSON-RPC message is screened as a stdio line is
+    (`worldkit.mcp.jsonrpc_screen`): one the SDK would drop or run unanswered gets its JSON-RPC
+    error (HTTP 400) and is logged; a request sent as a notification is logged, accepted (202) and
+    not run. A body over `limit` bytes is handed on untouched (the SDK refuses it by size)."""
+
+    def __init__(self, app: Any, limit: int) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size, more = 0, True
+        while more and size <= self.limit:
+            message = await receive()
+            if message["type"] != "http.request":
+                await self.app(scope, _replay(chunks, message, receive), send)
+                return
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        refusal = screen(body) if not more and body.strip() else None
+        if refusal is None:
+            await self.app(scope, _replay(chunks, None, receive, more=more), send)
+            return
+        refusal.log()
+        status, answer = (202, b"") if refusal.silent else (400, refusal.answer())
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", b"application/json")]})  # fmt: skip
+        await send({"type": "http.response.body", "body": answer})
+
+
+def _replay(chunks: list[bytes], pending: Any, receive: Any, *, more: bool = False) -> Any:
+    """A `receive` that hands on what was already read, then the rest of the request."""
+    queue: list[Any] = [{"type": "http.request", "body": b"".join(chunks), "more_body": more}]
+    if pending is not None:
+        queue = [queue[0] | {"more_body": False}, pending] if chunks else [pending]
+
+    async def replayed() -> Any:
+        return queue.pop(0) if queue else await receive()
+
+    return replayed
+
+
 def secured_app(server: Any, access: HttpAccess) -> Any:
-    """The server's streamable HTTP app with the Host/Origin checks on and, with a token, the bearer check."""
+    """The server's streamable HTTP app with the Host/Origin checks on, every POSTed message screened
+    and, with a token, the bearer check (outermost: nothing is read from an unauthorized client)."""
+    from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
+
     app = server.streamable_http_app(transport_security=access.security(), host=access.host)
+    app = _ScreenBody(app, DEFAULT_MAX_REQUEST_BODY_SIZE)
     return _BearerToken(app, access.token) if access.token is not None else app
 
 

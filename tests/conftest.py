@@ -152,3 +152,12 @@ def restore_check_registry() -> Iterator[None]:
     yield
     CHECKS.clear()
     CHECKS.update(saved)
+
+
+@pytest.fixture
+def fixture_overlays_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fixture overlays and their world on the configured path: a run folder names its overlay
+    by id only, and grading, regrading and serving one resolve it there (`worldkit.frozen.resolve`)."""
+    fixtures = REPO / "tests" / "fixtures" / "overlays"
+    monkeypatch.setenv("WORLDKIT_OVERLAYS", str(fixtures))
+    monkeypatch.setenv("WORLDKIT_WORLDS", str(fixtures))

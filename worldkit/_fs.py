@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from worldkit.errors import OutputExists
+from worldkit.errors import OutputExists, PathRefused
 
 
 def _pid_alive(pid: int) -> bool:
@@ -64,6 +64,21 @@ def _remove_tree(path: Path) -> None:
     shutil.rmtree(path, onexc=retry) if sys.version_info >= (3, 12) else shutil.rmtree(path, onerror=retry)
 
 
+def writable_folder(out: Path) -> Path:
+    """`out`, created if missing; PathRefused (exit 2) naming it when it cannot be (under /proc, on a
+    read-only or full disk, below a file)."""
+    out = Path(out).absolute()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / f".worldkit-probe-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        probe.mkdir()
+        probe.rmdir()
+    except OSError as error:
+        raise PathRefused(f"cannot write the output directory {out}: {error.strerror or error}; "
+                          "give --out a folder on a writable disk") from None  # fmt: skip
+    return out
+
+
 @contextmanager
 def atomic_directory(out: Path, *, force: bool = False) -> Iterator[Path]:
     """Build a directory in a hidden temp sibling and rename it onto `out` when the block succeeds.
@@ -74,10 +89,14 @@ def atomic_directory(out: Path, *, force: bool = False) -> Iterator[Path]:
     out = Path(out).absolute()
     if out.exists() and (not out.is_dir() or any(out.iterdir())) and not force:
         raise OutputExists(f"output directory {out} exists and is not empty; pass --force to replace it")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    sweep_stale(out)
     tmp = out.parent / f".{out.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    tmp.mkdir()
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        sweep_stale(out)
+        tmp.mkdir()
+    except OSError as error:  # /proc, a read-only or full disk, a file where a folder is needed
+        raise PathRefused(f"cannot write the output directory {out}: {error.strerror or error}; "
+                          "give --out a folder on a writable disk") from None  # fmt: skip
     try:
         yield tmp
         if out.exists():

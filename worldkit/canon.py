@@ -76,6 +76,27 @@ def _pretty(value: Any, newline: str) -> str:
     raise _Unusual
 
 
+class DuplicateKey(ValueError):
+    """A JSON object names one key twice: which value counts depends on the reader, so it is refused."""
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKey(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
+def strict_loads(data: str | bytes) -> Any:
+    """`json.loads` that refuses an object naming a key twice (`DuplicateKey`, a ValueError).
+
+    Everything worldkit reads back from a file it wrote goes through here: with duplicate keys the
+    first and the last value could both be "the" value, and a checker and a server could disagree."""
+    return json.loads(data, object_pairs_hook=_no_duplicates)
+
+
 def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 

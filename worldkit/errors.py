@@ -6,7 +6,8 @@
     ├── InvalidOverlay                an overlay file fails validation (exit 3)
     ├── OutputExists                  refusing to overwrite a non-empty output directory (exit 2)
     ├── PathRefused                   a path escapes its confinement (exit 2)
-    ├── StoreError                    the store could not be reached or is inconsistent (exit 4)
+    ├── StoreError                    the store is inconsistent (exit 4)
+    │   ├── StoreUnusable             the store named cannot be reached or is not a database (exit 2)
     │   └── LogTampered               an event log's hash chain is broken (exit 1)
     ├── ManifestMismatch              files on disk differ from a frozen manifest (exit 1)
     └── CheckFailed                   a verification check failed (exit 1)
@@ -97,6 +98,12 @@ class InvalidOverlay(InvalidWorld):
 
 class StoreError(WorldkitError):
     """The store could not be opened, or what it holds is inconsistent."""
+
+
+class StoreUnusable(StoreError):
+    """The store named (--store, WORLDKIT_STORE) cannot be reached, or is not a database at all."""
+
+    exit_code = ExitCode.USAGE
 
 
 class LogTampered(StoreError):

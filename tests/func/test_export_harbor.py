@@ -24,6 +24,8 @@ from worldkit._cli.main import run as cli
 from worldkit.errors import CheckFailed, ExitCode
 from worldkit.overlay import load_overlay
 
+pytestmark = pytest.mark.usefixtures("fixture_overlays_on_path")
+
 RIGHT = "# Triage\n\nSOP checked: SOP-001\nNeeds revision (yes/no): yes\n"
 WRONG = "# Triage\n\nSOP checked: SOP-002\nNeeds revision (yes/no): no\n"
 

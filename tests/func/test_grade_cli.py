@@ -19,6 +19,9 @@ SHAPE = {"run_id", "task", "agent", "condition", "status", "criteria", "access",
          "deterministic_total", "record"}  # fmt: skip
 
 
+pytestmark = pytest.mark.usefixtures("fixture_overlays_on_path")
+
+
 @pytest.fixture(scope="module")
 def oracle_run(tmp_path_factory) -> tuple[dict, Path, str]:
     """One oracle run of the good fixture: its `run --json` summary, folder and store URL."""
@@ -115,8 +118,8 @@ def test_a_run_folder_with_a_changed_overlay_digest_is_refused(capsys, oracle_ru
     (folder / "execution-record.json").unlink()
     manifest = json.loads((folder / "run.json").read_text())
     manifest["overlay_sha256"] = "0" * 64
-    (folder / "run.json").write_text(json.dumps(manifest))
-    assert "altered" in _grade(capsys, str(folder), code=1)["err"]
+    (folder / "run.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    assert "name different overlay_sha256" in _grade(capsys, str(folder), code=1)["err"]
 
 
 def test_usage_errors(capsys, tmp_path: Path) -> None:
@@ -141,7 +144,7 @@ def _serve_and_drive_from_outside(tmp_path: Path, run_id: str) -> tuple[Path, Pa
     store = f"sqlite:///{db}"
     staged = stage_seat(overlay=str(GOOD), condition="full", out=out)
     with Store.open(store) as opened, open_run(opened, run_id, staged.config.seat, anchor=default_anchor(run_id, out)) as log:
-        write_run_folder(out, folder_for_package(out, run_id=run_id, store=store, overlay_path=str(GOOD)))
+        write_run_folder(out, folder_for_package(out, run_id=run_id, store=store))
         server = build_seat_server(staged.projection, staged.config, workspace=staged.workspace, event_log=log)
         overlay = load_overlay(GOOD)
 

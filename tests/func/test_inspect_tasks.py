@@ -20,6 +20,8 @@ from worldkit._cli.main import run as cli
 inspect_ai = pytest.importorskip("inspect_ai", reason="inspect_ai is not installed (pip install worldkit[inspect])")
 from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402
 
+pytestmark = pytest.mark.usefixtures("fixture_overlays_on_path")
+
 REPO = Path(__file__).resolve().parents[2]
 RIGHT = "# Triage\n\nSOP checked: SOP-001\nNeeds revision (yes/no): yes\n"
 WRONG = "# Triage\n\nSOP checked: SOP-002\nNeeds revision (yes/no): no\n"

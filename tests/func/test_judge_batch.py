@@ -6,10 +6,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.fixtures.overlays.paths import GOOD
 from tests.scripted_chat import ScriptedChat, completion
 from worldkit._cli.main import run
 from worldkit.record.execution import find_records, read_record
+
+pytestmark = pytest.mark.usefixtures("fixture_overlays_on_path")
 
 
 def _judge(body: dict, n: int):

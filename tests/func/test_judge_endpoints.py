@@ -21,6 +21,8 @@ from worldkit.overlay import load_overlay
 from worldkit.record.execution import read_record
 from worldkit.store import Store, list_runs, read_events
 
+pytestmark = pytest.mark.usefixtures("fixture_overlays_on_path")
+
 SWEEP = Path(__file__).resolve().parents[2] / "overlays" / "pharmaco_demo" / "qualification-sweep" / "overlay.yaml"
 AGENT_MODEL = "scripted-agent-7"
 JUDGE_MODEL = "scripted-judge-3"

@@ -11,6 +11,8 @@ import pytest
 from tests.fixtures.overlays.paths import GOOD
 from worldkit._cli.main import run
 
+pytestmark = pytest.mark.usefixtures("fixture_overlays_on_path")
+
 
 def _json(capsys, argv: list[str], code: int = 0) -> dict:
     assert run(argv) == code, capsys.readouterr().err

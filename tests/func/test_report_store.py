@@ -187,3 +187,31 @@ def test_a_database_that_is_not_a_worldkit_store_is_refused_untouched(capsys, tm
         assert sa.inspect(conn).get_table_names() == ["invoices"]
         assert conn.exec_driver_sql("SELECT count(*) FROM sqlite_master").scalar() == 1
     engine.dispose()
+
+
+def _alter_a_logged_write(url: str, run_id: str) -> None:
+    """Rewrite the content of the run's logged write_file in place, the append-only guards bypassed
+    as the database's owner could (SQLite: triggers dropped; PostgreSQL: triggers off for the session)."""
+    with Store.open(url) as store, store.engine.begin() as conn:
+        if store.engine.dialect.name == "sqlite":
+            for (name,) in conn.execute(sa.text("SELECT name FROM sqlite_master WHERE type = 'trigger'")).all():
+                conn.execute(sa.text(f'DROP TRIGGER "{name}"'))
+        else:
+            conn.execute(sa.text("SET LOCAL session_replication_role = replica"))
+        changed = conn.execute(sa.text(
+            "UPDATE log_events SET arguments = :forged WHERE run_id = :r AND tool = 'write_file'"),
+            {"r": run_id, "forged": json.dumps({"path": "report.md", "content": "# forged\n"})}).rowcount
+        assert changed >= 1
+
+
+def test_a_store_whose_logged_write_was_altered_is_refused(capsys, tmp_path: Path, store_url: str) -> None:
+    code = run(["run", "--overlay", str(GOOD), "--agent", "oracle", "--out", str(tmp_path / "runs"),
+                "--store", store_url, "--json"])
+    assert code == 0
+    [run_id] = [p.name for p in (tmp_path / "runs").iterdir()]
+    assert cli(capsys, "report", store_url, "--replicates", "0")[0] == 0
+    _alter_a_logged_write(store_url, run_id)
+    code, out, err = cli(capsys, "report", store_url, "--replicates", "0")
+    assert (code, out) == (1, "")
+    assert f"run {run_id} in store" in err and "its record is not reported" in err
+    assert "Traceback" not in err and err.count("\n") == 1

@@ -12,6 +12,8 @@ from worldkit._cli.main import run
 from worldkit.overlay import load_overlay
 from worldkit.record.execution import read_record
 
+pytestmark = pytest.mark.usefixtures("fixture_overlays_on_path")
+
 
 def _run(capsys, tmp_path: Path, agent: str, condition: str = "full", store: str | None = None) -> dict:
     store = store or f"sqlite:///{tmp_path / 'store.db'}"

@@ -21,6 +21,9 @@ RIGHT = "# Triage\n\nSOP checked: SOP-001\nNeeds revision (yes/no): yes\n"
 WRONG = "# Triage\n\nSOP checked: SOP-002\nNeeds revision (yes/no): no\n"
 
 
+pytestmark = pytest.mark.usefixtures("fixture_overlays_on_path")
+
+
 def drive(out: Path, store: str, note: str, *, read_sop: bool) -> None:
     params = StdioServerParameters(
         command=sys.executable,

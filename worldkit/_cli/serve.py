@@ -69,6 +69,15 @@ def serve_command(
     transport: Transport = typer.Option(Transport.stdio, "--transport", help="stdio or http (streamable HTTP)."),
     host: str = typer.Option("127.0.0.1", "--host", metavar="HOST", help="HTTP: address to listen on."),
     port: int = typer.Option(8000, "--port", min=1, max=65535, metavar="PORT", help="HTTP: port to listen on (1-65535)."),
+    token: str | None = typer.Option(
+        None, "--token", metavar="TOKEN",
+        help="HTTP: bearer token every request must send (default: $WORLDKIT_HTTP_TOKEN; beyond loopback, "
+        "else one is generated and printed).",
+    ),
+    allow_host: list[str] = typer.Option(
+        [], "--allow-host", metavar="NAME",
+        help="HTTP: a Host name clients may use besides loopback and the bound address (repeatable).",
+    ),
     store: str | None = typer.Option(None, "--store", help=STORE_HELP),
     run_id: str | None = typer.Option(None, "--run-id", help="Run id for the event log (default: a new one)."),
     trust_staged: bool = typer.Option(
@@ -95,7 +104,12 @@ def serve_command(
 
     mode = Transport(transport).value
     if mode == "http":
+        from worldkit.mcp.http import http_access
+
         _check_port_free(host, port)
+        access = http_access(host, port, token=token, allow_hosts=allow_host)
+    elif token is not None or allow_host:
+        raise UsageError("--token and --allow-host apply to --transport http")
     if run_folder is not None:
         if any(v is not None for v in (world, rev, date, seat, overlay, condition, projection, out)):
             raise UsageError("--run-folder excludes --world/--rev/--date/--seat/--overlay/--condition/--projection/--out: "
@@ -143,8 +157,12 @@ def serve_command(
                     with signal_exits():
                         stopped_by = run_stdio(server)
                 else:
+                    from worldkit.mcp.http import serve_http
+
+                    for line in access.notices():
+                        typer.echo(line, err=True)
                     with signal_exits():
-                        server.run("streamable-http", host=host, port=port)
+                        serve_http(server, access)
     finally:
         staged.close()
     if stopped_by is not None:
@@ -211,15 +229,24 @@ def _open_run_folder(
     folder = read_run_folder(paths.root)
     if run_id is not None and run_id != folder.run_id:
         raise UsageError(f"--run-id {run_id} differs from {paths.manifest}'s run id {folder.run_id}; leave --run-id out")
-    from worldkit.run.regrade import load_run_overlay
+    from worldkit.run.folder import resolve_run_task
 
-    try:  # the overlay re-derives the package where nothing is frozen; without it, only what is frozen counts
-        overlay = load_run_overlay(folder.overlay_path, folder.overlay, folder.overlay_sha256, paths.root)
+    # The task is resolved by id and digest on worldkit's own path; a folder naming anything else is
+    # refused (with --trust-staged only the frozen manifests are left to compare with, and it is recorded).
+    claims = {"overlay": folder.overlay, "overlay_sha256": folder.overlay_sha256, "seat": folder.seat,
+              "condition": folder.condition}  # fmt: skip
+    try:
+        overlay = resolve_run_task(paths.root, claims).overlay
     except WorldkitError:
+        if not trust_staged:
+            raise
         overlay = None
     frozen_check = check_staged(paths.candidate, overlay=overlay, trust_staged=trust_staged)
     if not paths.workspace.is_dir():
         raise UsageError(f"{paths.workspace} is missing; a run folder holds the seat's workspace copy — stage it afresh")
+    from worldkit.frozen.seed import require_fresh_workspace
+
+    require_fresh_workspace(paths.workspace, paths.candidate, overlay, what="run folder workspace")
     config = ToolConfig.model_validate_json((paths.candidate / "tool-config.json").read_bytes())
     if config.seat != folder.seat:
         raise CheckFailed(f"{paths.manifest} names seat {folder.seat}, but the package serves {config.seat}; "

@@ -62,6 +62,14 @@ class _Frozen:
             self._scratch = tempfile.TemporaryDirectory(prefix="worldkit-frozen-")
         return Path(self._scratch.name)
 
+    def provenance(self) -> dict[str, Any]:
+        """Which world was used (from the configured path) and which generator, if any, it ran."""
+        if self.world is None:
+            return {"world_source": None, "generator": None}
+        generator = self.world.spec.generator
+        return {"world_source": str(self.world.root),
+                "generator": str(Path(self.world.root) / generator.module) if generator is not None else None}
+
     def close(self) -> None:
         if self._scratch is not None:
             self._scratch.cleanup()
@@ -127,8 +135,8 @@ class _Frozen:
 
     def derive(self, overlay: str, condition: str) -> Any:
         """A fresh application of the overlay (found by id on the overlay search path), or None."""
+        from worldkit.frozen.resolve import find_overlay
         from worldkit.overlay.apply import apply_overlay
-        from worldkit.overlay.load import resolve_overlay
 
         key = (overlay, condition)
         if key in self._derived:
@@ -139,8 +147,8 @@ class _Frozen:
             given = self.overlay
             if given is not None and getattr(given, "id", overlay) == overlay:
                 path = given
-            else:
-                path = resolve_overlay(f"{world_id}/{overlay}" if world_id else overlay)
+            else:  # the id the folder names, found on the configured path only
+                path = find_overlay(world_id, overlay, "the staged package")
             applied = apply_overlay(path, self.scratch() / f"o-{overlay}-{condition.replace(':', '-')}", condition,
                                     allow_stale=True, check=False)
         except WorldkitError as error:
@@ -199,6 +207,12 @@ def _projection(root: Path, ref: _Frozen, prefix: str, curated: set[str] | None)
         items.append(Item(kind="unfrozen-fingerprint", path=prefix + MANIFEST_NAME, rev=inputs.rev, date=inputs.date,
                           seat=inputs.seat, expected=reference.fingerprint, actual=fingerprint,
                           detail="the staged projection's fingerprint is not a frozen one"))
+    if staged.environment.templates != reference.environment.templates:
+        # Recorded beside the fingerprint, not in it: a forged `environment` would pass unseen. The
+        # versions may differ between the freezing and the staging worldkit; the templates may not.
+        changed = sorted(set(staged.environment.templates.items()) ^ set(reference.environment.templates.items()))
+        items.append(Item(kind="unfrozen-environment", path=prefix + MANIFEST_NAME,
+                          detail=f"environment.templates differ from the frozen ones (first: {changed[0][0]})"))
     if staged.inputs != reference.inputs or staged.tool_bundle_sha256 != reference.tool_bundle_sha256:
         items.append(Item(kind="unfrozen-inputs", path=prefix + MANIFEST_NAME, expected=reference.inputs.revision_digest,
                           actual=inputs.revision_digest, detail="inputs or tool bundle differ from the frozen ones"))
@@ -307,16 +321,23 @@ def _open_reference(directory: Path, manifests: Path | None, world: Any) -> _Fro
     from worldkit.frozen.index import default_manifest_dir
     from worldkit.world.load import WorldPackage, load_world
 
+    from worldkit.frozen.resolve import find_world
+
     package = None
-    named = world or _world_of(directory)
     problems: list[str] = []
-    if isinstance(named, WorldPackage):
-        package = named
-    elif named:
-        try:
-            package = load_world(named)
-        except WorldkitError as error:
-            problems.append(f"world {named}: {error.message}")
+    try:
+        if isinstance(world, WorldPackage):
+            package = world
+        elif world:  # the caller's (the command line's) world: configuration, not a claim
+            package = load_world(world)
+        else:
+            # What the folder names is a claim: an id, resolved on the configured path only, never
+            # a path the folder gives nor a world inside it (its generator would run).
+            named = _world_of(directory)
+            if named:
+                package = load_world(find_world(named, directory / PACKAGE_NAME, inside=directory))
+    except WorldkitError as error:
+        problems.append(error.message)
     folder = Path(manifests) if manifests is not None else (default_manifest_dir(package) if package else None)
     ref = _Frozen(folder=folder, world=package)
     ref.problems += problems
@@ -377,7 +398,7 @@ def verify_frozen(
     finally:
         ref.close()
     counts = {"manifest": kind, "reference": "+".join(sorted(ref.sources)) or "none",
-              "manifests": str(ref.folder) if ref.folder else None, "trusted_staged": False}
+              "manifests": str(ref.folder) if ref.folder else None, "trusted_staged": False, **ref.provenance()}
     outcome = result(CHECK_ID, PURPOSE, items, fix=FIX, counts=counts)
     if outcome.status == "fail" and trust_staged:
         return outcome.model_copy(update={

@@ -4,7 +4,8 @@ Understands the three manifests worldkit writes — a projection manifest (finge
 entries), a candidate package manifest (`candidate_sha256`, plus the projection manifest nested
 under `projection/`) and a verifier package manifest (`verifier_sha256`) — and, failing those,
 any JSON object with `files: [{path, sha256}]`. A manifest whose own digest no longer matches
-its content is reported as tampered, before any file is compared. Run before every run.
+its content is reported as tampered, before any file is compared, and so is one (or a
+package.json) that names a key twice or is not in the one byte form worldkit writes. Run before every run.
 
 The folder is scanned entry by entry with `lstat` (`worldkit.materialize.scan`): a link (to a
 file or a directory), a FIFO, a socket or a device is reported and never opened or followed, and
@@ -15,12 +16,11 @@ agrees with its own manifest; `worldkit.frozen.staged` proves the manifest is a 
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
-from worldkit.canon import sha256_json
+from worldkit.canon import pretty_json, sha256_json, strict_loads
 from worldkit.check_result import CheckResult, Item, result
 from worldkit.errors import WorldkitError
 from worldkit.materialize.manifest import MANIFEST_NAME, Manifest, manifest_bytes, read_manifest
@@ -54,7 +54,7 @@ def verify_workspace(directory: str | Path) -> CheckResult:
             items.append(Item(kind="tampered-manifest", path=MANIFEST_NAME, detail="not a regular file"))
         return result(CHECK_ID, PURPOSE, items, fix=FIX)
     try:
-        body = json.loads(data)
+        body = strict_loads(data)
     except (ValueError, UnicodeDecodeError) as error:
         items.append(Item(kind="tampered-manifest", path=MANIFEST_NAME, detail=f"not valid JSON ({error})"))
         return result(CHECK_ID, PURPOSE, items, fix=FIX)
@@ -106,8 +106,18 @@ def _kind(body: dict[str, Any]) -> tuple[str, frozenset[str]]:
     return "generic", frozenset({MANIFEST_NAME})
 
 
+def _pretty_canonical(body: Any, data: bytes | None, rel: str) -> list[Item]:
+    """A package manifest or package.json is written in exactly one byte form (`pretty_json`)."""
+    if data is not None and pretty_json(body).encode("utf-8") == data:
+        return []
+    return [Item(kind="tampered-manifest", path=rel, detail="not the canonical bytes worldkit writes (edited by hand?)")]
+
+
 def _self_digest(kind: str, body: dict[str, Any], root: Path) -> list[Item]:
     if kind in ("candidate", "verifier"):
+        canonical = _pretty_canonical(body, read_regular(root / MANIFEST_NAME), MANIFEST_NAME)
+        if canonical:
+            return canonical
         field = f"{kind}_sha256"
         head = {k: v for k, v in body.items() if k != field}
         actual = sha256_json(head)
@@ -156,12 +166,13 @@ def _applied_package(root: Path) -> CheckResult:
     items: list[Item] = []
     data = read_regular(root / PACKAGE_NAME)
     try:
-        summary = json.loads(data if data is not None else b"")
+        summary = strict_loads(data if data is not None else b"")
         if not isinstance(summary, dict):
             raise ValueError("not a JSON object")
     except (ValueError, UnicodeDecodeError) as error:
         detail = "not a regular file" if data is None else str(error)
         return result(CHECK_ID, PURPOSE, [Item(kind="tampered-manifest", path=PACKAGE_NAME, detail=detail)], fix=FIX)
+    items += _pretty_canonical(summary, data, PACKAGE_NAME)
     items += _package_root(root)
     files = 0
     for side in ("candidate", "verifier"):
@@ -172,7 +183,7 @@ def _applied_package(root: Path) -> CheckResult:
         files += int(outcome.counts.get("files", 0))
         items += [i.model_copy(update={"path": f"{side}/{i.path}"}) for i in outcome.items]
         try:
-            digest = json.loads(read_regular(root / side / MANIFEST_NAME) or b"").get(f"{side}_sha256")
+            digest = strict_loads(read_regular(root / side / MANIFEST_NAME) or b"").get(f"{side}_sha256")
         except (ValueError, AttributeError):
             continue
         if digest != summary.get(f"{side}_sha256"):

@@ -295,6 +295,8 @@ def evidence_access(
             continue
         if tool not in EVIDENCE_TOOLS or not isinstance(arguments, Mapping) or _own(tool, arguments):
             continue
+        if not event.get("result_digest"):
+            continue  # no result digest logged: no answer is known to have reached the agent
         found = None if diverged else exposures_of(current, tool, arguments, event.get("result_digest"))
         if tool in INSPECTION_TOOLS and not (tool == "read_message" and found == []):  # [] : mail the seat sent
             inspections += 1

@@ -296,10 +296,12 @@ def check_agent_side(task_dir: Path, overlay: Any, verifier: Path) -> None:
 
 def export_harbor_task(overlay_ref: str | Path, out: Path, condition: str = "full") -> HarborExport:
     """Write one Harbor task directory for (overlay, condition) under `out` (see module doc)."""
+    from worldkit._fs import writable_folder
     from worldkit.overlay import load_overlay, resolve_overlay
     from worldkit.run.folder import RunPaths, stage_run_folder, write_run_folder
 
     overlay = load_overlay(resolve_overlay(overlay_ref))
+    out = writable_folder(out)
     target = Path(out) / task_dir_name(overlay.id, condition)
     if target.exists():
         raise UsageError(f"{target} exists; export into a new folder (or remove the old export)")

@@ -4,7 +4,7 @@
 O_NONBLOCK` and re-checked with `fstat`, so a file swapped for a FIFO cannot block the scan);
 symbolic links (to files or directories), FIFOs, sockets and devices are reported and never
 opened or followed; so are modes that matter (setuid, setgid, sticky, an execute bit, a file or
-directory its owner cannot read) and empty directories. worldkit writes none of these, so any
+directory anyone may write, a file or directory its owner cannot read) and empty directories. worldkit writes none of these, so any
 of them in a staged tree was put there by someone else.
 """
 
@@ -31,7 +31,8 @@ class Finding:
     """One entry of a kind or mode worldkit never writes."""
 
     kind: str
-    """symlink, fifo, socket, device, setuid, setgid, sticky, executable, unreadable, empty-directory."""
+    """symlink, fifo, socket, device, setuid, setgid, sticky, executable, world-writable, unreadable,
+    empty-directory."""
     path: str
     """Path relative to the scanned root, `/`-separated."""
     detail: str
@@ -66,7 +67,8 @@ def entry_kind(mode: int) -> str:
     return "device"
 
 
-def _mode_findings(rel: str, st: os.stat_result, is_dir: bool) -> list[Finding]:
+def mode_findings(rel: str, st: os.stat_result, is_dir: bool) -> list[Finding]:
+    """The modes worldkit never writes that `st` has (one finding each)."""
     mode = st.st_mode
     found: list[Finding] = []
     octal = f"{stat.S_IMODE(mode):04o}"
@@ -78,6 +80,8 @@ def _mode_findings(rel: str, st: os.stat_result, is_dir: bool) -> list[Finding]:
         found.append(Finding("sticky", rel, f"mode {octal} has the sticky bit"))
     if not is_dir and mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH):
         found.append(Finding("executable", rel, f"mode {octal}: worldkit never writes executable files"))
+    if mode & stat.S_IWOTH:
+        found.append(Finding("world-writable", rel, f"mode {octal}: anyone may change it; worldkit never writes such modes"))
     need = stat.S_IRUSR | (stat.S_IXUSR if is_dir else 0)
     if mode & need != need:
         found.append(Finding("unreadable", rel, f"mode {octal}: its owner cannot {'list' if is_dir else 'read'} it"))
@@ -215,7 +219,7 @@ def scan(
                 continue
             kind = entry_kind(st.st_mode)
             if kind == "directory":
-                result.findings += _mode_findings(rel, st, is_dir=True)
+                result.findings += mode_findings(rel, st, is_dir=True)
                 stack.append(rel)
                 continue
             if kind != "file":
@@ -228,7 +232,7 @@ def scan(
                 result.special[rel] = kind
                 result.findings.append(Finding(kind, rel, detail))
                 continue
-            result.findings += _mode_findings(rel, st, is_dir=False)
+            result.findings += mode_findings(rel, st, is_dir=False)
             digested = digest_regular(entry.path, st)
             if digested is None:
                 result.special[rel] = "unreadable"

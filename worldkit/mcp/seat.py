@@ -79,6 +79,9 @@ __all__ = [
 WORKSPACE_PREFIX = "workspace/"
 MAX_WRITE_BYTES = 5_000_000
 MAX_TEXT_CHARS = 100_000
+MAX_RECIPIENTS = 100
+"""Distinct recipients one message may name (duplicates are dropped first; more than four times as
+many names are refused unread)."""
 
 
 class CallRefused(UsageError):
@@ -491,6 +494,12 @@ class SeatView:
     def send_message(
         self, to: list[str], subject: str, body: str, reply_to: str | None = None
     ) -> tuple[SendResult, SendMessageChange]:
+        if len(to) > MAX_RECIPIENTS * 4:  # refused before each is even looked at
+            raise CallRefused(f"sending is not allowed: {len(to)} recipients; address at most {MAX_RECIPIENTS}")
+        to = list(dict.fromkeys(to))  # a recipient named twice gets one copy
+        if len(to) > MAX_RECIPIENTS:
+            raise CallRefused(f"sending is not allowed: {len(to)} distinct recipients; address at most {MAX_RECIPIENTS} "
+                              "(a mailing list reaches many)")  # fmt: skip
         for recipient in to:
             check_id(recipient, what="recipient", hint="address a person id or mailing list")
         refused = [r for r in to if not self.config.may_send(r)]

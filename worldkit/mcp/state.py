@@ -32,6 +32,7 @@ from worldkit._model import Model
 from worldkit.canon import sha256_json
 from worldkit.errors import InvalidWorld, StoreError
 from worldkit.materialize.manifest import read_manifest
+from worldkit.materialize.scan import digest_regular
 from worldkit.mcp.confine import check_path, open_confined, stage_confined, sweep_temp_files
 
 __all__ = [
@@ -211,7 +212,9 @@ def scan_workspace(root: Path) -> dict[str, str]:
             if stat.S_ISLNK(mode):
                 found[rel] = "symlink"
             elif stat.S_ISREG(mode):
-                found[rel] = hashlib.sha256(full.read_bytes()).hexdigest()
+                # Read in chunks, never following or blocking: a 1 GiB file costs a MiB of memory.
+                digested = digest_regular(full)
+                found[rel] = digested[0] if digested is not None else "unreadable"
     return found
 
 

@@ -5,9 +5,10 @@ line read, every write and every flush) and couples the pipe to the server throu
 and memory streams. Here the pipes are event-loop transports, and the two streams the SDK's
 `Server.run` consumes (its `ReadStream` / `WriteStream` protocols) sit directly on them:
 
-- read: the pipe's bytes are split into lines as they arrive; each line is parsed exactly as the
-  SDK's transport parses it (`jsonrpc_message_adapter.validate_json`), and a line that is not a
-  JSON-RPC message is handed to the server as the exception item, as the SDK does;
+- read: the pipe's bytes are split into lines as they arrive; each line is screened
+  (`worldkit.mcp.jsonrpc_screen`: a line the SDK would leave unanswered gets a JSON-RPC error and
+  a log line, and never reaches the server), then parsed exactly as the SDK's transport parses it
+  (`jsonrpc_message_adapter.validate_json`);
 - write: a message is serialized as the SDK serializes it (one JSON line) and written to the pipe
   at once, one write per message, from the task that answers the request — so the answer leaves
   before that task's bookkeeping, and concurrent answers never interleave.
@@ -30,7 +31,7 @@ import os
 import selectors
 import signal
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -40,6 +41,7 @@ from mcp.shared.message import SessionMessage
 from mcp.types import jsonrpc_message_adapter
 
 from worldkit._process import freeze_process
+from worldkit.mcp.jsonrpc_screen import INVALID_REQUEST, Refusal, screen, unparsed
 
 __all__ = ["STOP_SIGNALS", "PipeReadStream", "PipeWriteStream", "run_stdio", "serve_pipes"]
 
@@ -136,11 +138,32 @@ class PipeReadStream:
     `aclose`, `receive` raises `ClosedResourceError`.
     """
 
-    def __init__(self, protocol: _LineProtocol) -> None:
+    def __init__(self, protocol: _LineProtocol, refuse: Callable[[Refusal], None] | None = None) -> None:
         self._protocol = protocol
         self._closed = False
+        self._refuse = refuse
 
     async def receive(self) -> SessionMessage | Exception:
+        while True:
+            line = await self._next_line()
+            if isinstance(line, Exception):
+                if self._refuse is None:
+                    return line
+                self._refuse(Refusal(INVALID_REQUEST, f"Invalid Request: {line}", None))
+                continue
+            if self._refuse is None:
+                return self._parse(line)
+            if not line.strip():
+                continue  # a blank line is no message: nothing to answer
+            refusal = screen(line)
+            if refusal is None:
+                parsed = self._parse(line)
+                if not isinstance(parsed, Exception):
+                    return parsed
+                refusal = unparsed(line, parsed)  # the SDK's own parser refused it: answer, never drop
+            self._refuse(refusal)
+
+    async def _next_line(self) -> bytes | Exception:
         protocol = self._protocol
         while not protocol.lines:
             if self._closed:
@@ -157,8 +180,10 @@ class PipeReadStream:
             raise anyio.ClosedResourceError
         line = protocol.lines.popleft()
         protocol.taken()
-        if isinstance(line, Exception):
-            return line
+        return line
+
+    @staticmethod
+    def _parse(line: bytes) -> SessionMessage | Exception:
         try:
             # As the SDK's stdin reader: UTF-8 with replacement, then the JSON-RPC message adapter.
             return SessionMessage(jsonrpc_message_adapter.validate_json(line.decode("utf-8", "replace"), by_name=False))
@@ -217,6 +242,13 @@ class PipeWriteStream:
             except ConnectionError as error:
                 raise anyio.BrokenResourceError from error
 
+    def refuse(self, refusal: Refusal) -> None:
+        """Answer a refused line with its JSON-RPC error (none for a notification), and log it."""
+        refusal.log()
+        if refusal.silent or self._closed or self._writer.transport.is_closing():
+            return
+        self._writer.write(refusal.answer())
+
     async def flush(self) -> None:
         """Wait until everything sent has reached the pipe (or the pipe is gone)."""
         transport = self._writer.transport
@@ -245,12 +277,22 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 async def serve_pipes(
-    server: MCPServer, fd_in: int, fd_out: int, *, line_limit: int = LINE_LIMIT, stop_on: Sequence[int] = ()
+    server: MCPServer,
+    fd_in: int,
+    fd_out: int,
+    *,
+    line_limit: int = LINE_LIMIT,
+    stop_on: Sequence[int] = (),
+    screen_lines: bool = True,
 ) -> int | None:
     """Serve `server` on the pipes `fd_in` (requests) and `fd_out` (answers) until EOF on `fd_in`, or
     until one of the signals `stop_on` (this must be the main thread) arrives: then the lines already
     read are answered, the server ends as at EOF, and the signal's number is returned; a second one
     raises `SystemExit(128 + N)` at once. The signals' handlers are put back as they were.
+
+    Every line is screened first (`worldkit.mcp.jsonrpc_screen`): a line the SDK would drop
+    unanswered (not JSON, a batch, an id that is null or an object, …) is answered with a JSON-RPC
+    error and logged, never run; `screen_lines=False` hands every line to the SDK as it is.
 
     Both descriptors are taken over (closed on return); their open files are left in the blocking
     mode they had.
@@ -282,7 +324,8 @@ async def serve_pipes(
         )
         transports.append(write_transport)
         writer = asyncio.StreamWriter(write_transport, write_protocol, None, loop)  # type: ignore[arg-type]
-        read_stream, write_stream = PipeReadStream(protocol), PipeWriteStream(writer)
+        write_stream = PipeWriteStream(writer)
+        read_stream = PipeReadStream(protocol, refuse=write_stream.refuse if screen_lines else None)
         lowlevel: Any = server._lowlevel_server  # noqa: SLF001 - what MCPServer.run_stdio_async runs
         await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
         await write_stream.flush()

@@ -53,9 +53,12 @@ def read_table(text: str) -> Table:
     lines = _lines(text)
     if not lines:
         raise TableError("the file holds no table (no non-blank line)")
-    delimiter = max(DELIMITERS, key=lambda d: (len(_split(lines[0], d)), -DELIMITERS.index(d)))
-    reader = csv.reader(io.StringIO("\n".join(lines)), delimiter=delimiter, skipinitialspace=True)
-    raw = [[cell.strip() for cell in row] for row in reader]
+    try:
+        delimiter = max(DELIMITERS, key=lambda d: (len(_split(lines[0], d)), -DELIMITERS.index(d)))
+        reader = csv.reader(io.StringIO("\n".join(lines)), delimiter=delimiter, skipinitialspace=True)
+        raw = [[cell.strip() for cell in row] for row in reader]
+    except csv.Error as error:  # e.g. a cell over the csv module's field limit (128 KiB)
+        raise TableError(f"the file cannot be read as a table ({error})") from None
     if delimiter == "|":
         raw = [row[1:] if row and row[0] == "" else row for row in raw]
         raw = [row[:-1] if row and row[-1] == "" else row for row in raw]

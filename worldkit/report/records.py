@@ -2,7 +2,8 @@
 and from stores, each store's copy read back exactly as the run folder's copy is.
 
 `worldkit.record.stored.store_record` puts them there. `stored_records` reads them back: each record's digest, its run id and its final anchor must
-agree with the stored row, and that head must still end the run's log (`worldkit.store.records`).
+agree with the stored row, that head must still end the run's log (`worldkit.store.records`), and
+the whole log must be an intact chain ending there (an event altered in place is refused).
 A store holding campaign bookkeeping (`worldkit.campaign.claims`) counts each planned run's
 recorded attempt only, as the campaign folder's `runs/` does: attempts that were superseded
 (retried, lost their claim) or never finished are left out, with a note.
@@ -29,7 +30,8 @@ from worldkit.record.execution import (
     load_records,
 )
 from worldkit.record.results import InvalidResults
-from worldkit.store import Store, StoredRecord, count_records, list_runs, read_records
+from worldkit.store import Store, StoredRecord, count_records, list_runs, read_records, verify_chain
+from worldkit.store.anchor import parse_anchor
 
 __all__ = ["StoredRecords", "gather_records", "stored_records"]
 
@@ -122,6 +124,16 @@ def _campaigns(store: Store) -> _Campaigns:
     return _Campaigns(plans, counted)
 
 
+def _require_chain(store: Store, url: str, record: ExecutionRecord) -> None:
+    """The run's whole log is an intact chain ending at the record's final anchor (signed if a key
+    is set): a logged event altered in place is refused, not reported."""
+    anchor = parse_anchor(record.log_anchor, source=f"{url}#{record.run_id}")
+    report = verify_chain(store, record.run_id, anchor=anchor)
+    if not report.ok:
+        raise LogTampered(f"run {record.run_id} in store {url}: {report.message}; its record is not reported "
+                          f"(`worldkit log verify {record.run_id} --store URL` names the event)")  # fmt: skip
+
+
 def stored_records(url: str, run_ids: Iterable[str] | None = None) -> StoredRecords:
     """The execution records in the store at `url` (of `run_ids`, else all), each checked."""
     wanted = None if run_ids is None else list(run_ids)
@@ -138,6 +150,7 @@ def stored_records(url: str, run_ids: Iterable[str] | None = None) -> StoredReco
                 left_out.append(stored.run_id)
                 continue
             record = _parse(result.url, stored)
+            _require_chain(store, result.url, record)
             result.records.append(LoadedRecord(
                 record, f"{result.url}#{record.run_id}", store=result.url,
                 campaign_plan=None if campaign is None else known.plans[campaign]))

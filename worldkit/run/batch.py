@@ -25,7 +25,7 @@ from worldkit.grade.judge import (
     judge_item,
 )
 from worldkit.record.execution import find_records, read_record, write_record
-from worldkit.run.regrade import load_run_overlay
+from worldkit.run.regrade import load_run_overlay, record_claims
 
 __all__ = ["BatchResult", "judge_batch"]
 
@@ -74,8 +74,7 @@ def judge_batch(paths: Iterable[Path], judge: Judge, *, seed: int = 0, write: bo
         if record.status == "failed":
             continue
         run_dir = record_path.parent
-        overlay = load_run_overlay(str(record.inputs.get("overlay_path") or ""), record.task,
-                                   str(record.inputs.get("overlay_sha256") or ""), run_dir)  # fmt: skip
+        overlay = load_run_overlay(run_dir, record_claims(record), record_path)
         captured = capture(overlay, run_dir / "package" / "candidate", run_dir / "workspace", record.trajectory)
         records[record_path] = record
         for criterion in overlay.rubric:

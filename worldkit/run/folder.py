@@ -14,10 +14,11 @@
 
 A writer stages with `stage_run_folder` (or stages `package/` and `workspace/` itself, e.g. with
 `worldkit.mcp.session.stage_seat(overlay=…, out=DIR)`, and then writes
-`write_run_folder(DIR, folder_for_package(DIR, run_id=…, store=…, overlay_path=…))`), serves `candidate/projection` with `workspace/` as the workspace, and logs
+`write_run_folder(DIR, folder_for_package(DIR, run_id=…, store=…))`), serves `candidate/projection` with `workspace/` as the workspace, and logs
 every call under `run_id` in the store named in `run.json`. The grader trusts none of it: the
-package is verified against its manifests, the overlay's digest must equal the one applied, and
-the workspace must equal what the logged writes produce.
+folder names its task by id and digest only, and the overlay is resolved on worldkit's own path
+(`resolve_run_task`); the package is verified against the frozen manifests, and the workspace must
+equal what the logged writes produce.
 """
 
 from __future__ import annotations
@@ -31,7 +32,9 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from worldkit._model import Model
-from worldkit.canon import pretty_json
+from worldkit.canon import pretty_json, strict_loads
+from worldkit.errors import CheckFailed
+from worldkit.frozen.resolve import ResolvedTask, resolve_task
 from worldkit.materialize.manifest import read_manifest
 from worldkit.overlay import apply_overlay, overlay_digest
 from worldkit.overlay.apply import ALWAYS_KEPT
@@ -43,7 +46,9 @@ __all__ = [
     "RunPaths",
     "folder_for_package",
     "public_store_url",
+    "package_summary",
     "read_run_folder",
+    "resolve_run_task",
     "seat_file_count",
     "stage_run_folder",
     "write_run_folder",
@@ -64,7 +69,8 @@ class RunFolder(Model):
     overlay: str = Field(min_length=1)
     """The overlay (task) id."""
     overlay_path: str = ""
-    """The overlay file that was applied (grading loads it from here, else by id)."""
+    """Kept so that older run folders still read; never used: the overlay is resolved by id and
+    digest on worldkit's own path (`worldkit.frozen.resolve`), and worldkit writes it empty."""
     overlay_sha256: str
     """Digest of the overlay as applied (must equal `package/package.json`'s)."""
     condition: str = "full"
@@ -77,6 +83,9 @@ class RunFolder(Model):
     """The agent's id (`openai:MODEL`, `oracle`, …); `external` for a session driven from outside."""
     agent_config: dict[str, Any] = Field(default_factory=dict)
     """The agent's configuration (never secrets)."""
+    unanchored: bool = False
+    """Declares that the session was served without a log anchor (no `log-anchor.json` was ever
+    written): only then may a run have no anchor anywhere and pass the event-logs check."""
 
 
 @dataclass(frozen=True)
@@ -139,13 +148,50 @@ def read_run_folder(root: Path) -> RunFolder:
             file=path,
         )
     try:
-        return RunFolder.model_validate(json.loads(path.read_text(encoding="utf-8")))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise InvalidResults("not valid UTF-8 JSON; restore it from the run", file=path) from None
-    except ValidationError as error:
-        first = error.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or None
-        raise InvalidResults(f"{first['msg']}; restore run.json from the run", file=path, field=field) from None
+        data = path.read_bytes()
+        body = strict_loads(data)
+        if pretty_json(body).encode("utf-8") != data:
+            raise InvalidResults("not the canonical bytes worldkit writes (edited by hand?); restore run.json from "
+                                 "the run or stage the folder afresh", file=path)  # fmt: skip
+        return RunFolder.model_validate(body)
+    except (UnicodeDecodeError, ValueError) as error:
+        if isinstance(error, ValidationError):
+            first = error.errors()[0]
+            field = ".".join(str(p) for p in first["loc"]) or None
+            raise InvalidResults(f"{first['msg']}; restore run.json from the run", file=path, field=field) from None
+        raise InvalidResults(f"not valid UTF-8 JSON ({error}); restore it from the run", file=path) from None
+
+
+def package_summary(paths: RunPaths) -> dict[str, Any]:
+    """`package/package.json` of a run folder (duplicate keys refused); CheckFailed if unreadable."""
+    package_json = paths.package / "package.json"
+    try:
+        body = strict_loads(package_json.read_bytes())
+    except (OSError, ValueError) as error:
+        raise CheckFailed(f"{package_json} is missing or unreadable ({error}); the run folder is incomplete or "
+                          "altered — stage it afresh") from None  # fmt: skip
+    if not isinstance(body, dict):
+        raise CheckFailed(f"{package_json} is not a JSON object; the run folder was altered — stage it afresh")
+    return body
+
+
+def resolve_run_task(root: Path, named: dict[str, Any], where: Path | None = None) -> ResolvedTask:
+    """The task a run folder was staged from, resolved by id and digest on worldkit's own path.
+
+    `named`: what run.json or the execution record claims (`overlay`, `overlay_sha256`, `seat`,
+    `condition`); each must equal `package/package.json`'s, and the overlay is found by the id
+    package.json names (with its world) on the configured path — never at a path the folder gives,
+    never inside the folder — and must digest to what both name (`worldkit.frozen.resolve`)."""
+    paths = RunPaths(Path(root).absolute())
+    summary = package_summary(paths)
+    source = where or paths.manifest
+    for key in ("overlay", "overlay_sha256", "seat", "condition"):
+        if key in named and named[key] != summary.get(key):
+            raise CheckFailed(f"{source} and {paths.package / 'package.json'} name different {key} "
+                              f"({named[key]!r} vs {summary.get(key)!r}); the run folder was altered")  # fmt: skip
+    return resolve_task(paths.package / "package.json", world=summary.get("world"), overlay=summary.get("overlay"),
+                        overlay_sha256=summary.get("overlay_sha256"), seat=summary.get("seat"),
+                        condition=summary.get("condition"), inside=paths.root)  # fmt: skip
 
 
 def seat_file_count(projection: Path) -> int:
@@ -159,7 +205,6 @@ def folder_for_package(
     *,
     run_id: str,
     store: str | None,
-    overlay_path: str = "",
     agent: str = "external",
     agent_config: dict[str, Any] | None = None,
 ) -> RunFolder:
@@ -173,7 +218,6 @@ def folder_for_package(
     return RunFolder(
         run_id=run_id,
         overlay=summary["overlay"],
-        overlay_path=overlay_path,
         overlay_sha256=summary["overlay_sha256"],
         condition=summary["condition"],
         seat=summary["seat"],
@@ -203,7 +247,6 @@ def stage_run_folder(
     folder = RunFolder(
         run_id=run_id,
         overlay=model.id,
-        overlay_path=str(model.source or ""),
         overlay_sha256=overlay_digest(model),
         condition=condition,
         seat=model.seat,

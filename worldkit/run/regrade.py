@@ -9,14 +9,14 @@
 - `regrade_run`: a finished run again from its folder and record (`worldkit regrade`); without a
   judge, the recorded semantic verdicts are kept, with one they are judged again.
 
-All three use `worldkit.grade.grading`, as `worldkit run` does. None trusts the folder: the overlay
-must be the one that was applied, the staged package must pass its workspace check, the log's
+All three use `worldkit.grade.grading`, as `worldkit run` does. None trusts the folder: its task is
+resolved by id and digest on worldkit's own path (never from a path it names, never by running
+code it carries), the staged package must pass its workspace check, the log's
 chain must be intact and the workspace must be what its logged writes produce.
 """
 
 from __future__ import annotations
 
-import json
 import tempfile
 import uuid
 from pathlib import Path
@@ -25,17 +25,12 @@ from typing import Any
 from worldkit.errors import CheckFailed, LogTampered, UsageError
 from worldkit.grade.grading import Grades, build_record, capture, grade_captured
 from worldkit.grade.judge import Judge
-from worldkit.overlay import (
-    apply_overlay,
-    load_overlay,
-    overlay_digest,
-    resolve_overlay,
-)
+from worldkit.overlay import apply_overlay, load_overlay, resolve_overlay
 from worldkit.overlay.models import Overlay
 from worldkit.record.execution import ExecutionRecord, read_record, write_record
-from worldkit.run.folder import RunFolder, RunPaths, read_run_folder
+from worldkit.run.folder import RunFolder, RunPaths, read_run_folder, resolve_run_task
 
-__all__ = ["grade_folder", "grade_workspace", "load_run_overlay", "read_log", "regrade_run"]
+__all__ = ["grade_folder", "grade_workspace", "load_run_overlay", "read_log", "record_claims", "regrade_run"]
 
 
 def read_log(store_url: str | None, run_id: str, seat: str, *, expected_head: str | None = None) -> list[dict[str, Any]]:
@@ -53,25 +48,11 @@ def read_log(store_url: str | None, run_id: str, seat: str, *, expected_head: st
         return [e.model_dump(mode="json") for e in read_events(store, run_id)]
 
 
-def load_run_overlay(overlay_path: str, overlay_id: str, expected_sha256: str, where: Path) -> Overlay:
-    """The overlay a run was staged from, refused if it changed since (its digest differs)."""
-    source = overlay_path if overlay_path and Path(overlay_path).exists() else resolve_overlay(overlay_id)
-    overlay = load_overlay(source)
-    actual = overlay_digest(overlay)
-    if expected_sha256 and actual != expected_sha256:
-        raise CheckFailed(
-            f"overlay {overlay.id} ({source}) has changed since {where} was staged (digest {actual[:12]}…, staged "
-            f"{expected_sha256[:12]}…); grade it with the overlay version it was staged with"
-        )
-    return overlay
-
-
-def _staged_digest(paths: RunPaths) -> str:
-    package_json = paths.package / "package.json"
-    try:
-        return str(json.loads(package_json.read_text(encoding="utf-8")).get("overlay_sha256", ""))
-    except (OSError, ValueError):
-        raise CheckFailed(f"{package_json} is missing or unreadable; the run folder is incomplete") from None
+def load_run_overlay(root: Path, named: dict[str, Any], where: Path | None = None) -> Overlay:
+    """The overlay a run folder was staged from, resolved by id and digest on worldkit's own path;
+    refused (one line naming what differs) if what `named` or package.json claims does not match it.
+    No path the folder carries is opened (`worldkit.run.folder.resolve_run_task`)."""
+    return resolve_run_task(root, named, where).overlay
 
 
 def _require_settled(workspace: Path, run_id: str | None) -> None:
@@ -128,10 +109,7 @@ def grade_folder(
     folder: RunFolder = read_run_folder(paths.root)
     if paths.record.exists() and not force:
         raise UsageError(f"{paths.record} exists: the run is graded already; `worldkit regrade {paths.root}` grades it again")
-    if folder.overlay_sha256 != _staged_digest(paths):
-        raise CheckFailed(f"{paths.manifest} and {paths.package / 'package.json'} name different overlay digests; "
-                          "the run folder was altered")  # fmt: skip
-    overlay = load_run_overlay(folder.overlay_path, folder.overlay, folder.overlay_sha256, paths.root)
+    overlay = load_run_overlay(paths.root, _claims(folder))
     check_staged(paths.candidate, overlay=overlay)
     _require_settled(paths.workspace, folder.run_id)
     store = store_url or folder.store
@@ -148,6 +126,18 @@ def grade_folder(
         record = record.model_copy(update={"log_anchor": anchor.model_dump(mode="json", exclude_none=True)})
     write_record(record, paths.record)
     return record
+
+
+def _claims(folder: RunFolder) -> dict[str, Any]:
+    """What run.json says about the task (each must equal package.json's and the resolved overlay's)."""
+    return {"overlay": folder.overlay, "overlay_sha256": folder.overlay_sha256, "seat": folder.seat,
+            "condition": folder.condition}  # fmt: skip
+
+
+def record_claims(record: ExecutionRecord) -> dict[str, Any]:
+    """What an execution record says about its task."""
+    return {"overlay": record.task, "overlay_sha256": str(record.inputs.get("overlay_sha256") or ""),
+            "seat": record.inputs.get("seat"), "condition": record.condition}  # fmt: skip
 
 
 def _folder_anchor(root: Path, run_id: str, events: list[dict[str, Any]]) -> Any:
@@ -188,8 +178,7 @@ def regrade_run(
         raise UsageError(f"run {record.run_id} failed ({record.error}); there is nothing to grade — re-run the task")
     if scan_workspace(paths.workspace) != record.workspace_after:
         raise CheckFailed(f"workspace {paths.workspace} no longer matches the execution record; it was modified after the run")
-    overlay = load_run_overlay(str(record.inputs.get("overlay_path") or ""), record.task,
-                               str(record.inputs.get("overlay_sha256") or ""), paths.root)  # fmt: skip
+    overlay = load_run_overlay(paths.root, record_claims(record), paths.record)
     trajectory = check_run_log(paths.root, record, store_url)
     captured = capture(overlay, paths.candidate, paths.workspace, trajectory)
     kept = {c.id: c for c in record.criteria if c.route == "semantic"} if judge is None else None

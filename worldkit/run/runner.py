@@ -22,6 +22,7 @@ from mcp import Client
 from worldkit.agents.registry import AgentTask, make_agent
 from worldkit.agents.session import MCPToolSession
 from worldkit.errors import CheckFailed, WorldkitError
+from worldkit.frozen.seed import require_fresh_workspace
 from worldkit.grade.grading import (
     Grades,
     build_record,
@@ -132,6 +133,7 @@ def run_task(
     candidate = paths.candidate
     staged_check = check_staged(candidate, overlay=overlay, trust_staged=trust_staged,
                                 derived=package.summary_model.model_dump(mode="json"))
+    require_fresh_workspace(paths.workspace, candidate, overlay, what="run workspace")
     config = ToolConfig.model_validate_json((candidate / "tool-config.json").read_bytes())
     state = SeatState(pre_task_state(candidate).base, DiskWorkspace(paths.workspace))
     reference = tuple(a.model_dump(mode="json") for a in overlay.reference.actions) if agent_name == "oracle" else ()

@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.pool import StaticPool
 
-from worldkit.errors import StoreError
+from worldkit.errors import StoreError, StoreUnusable
 from worldkit.store import schema
 from worldkit.store.times import format_time, parse_time, utc_now  # noqa: F401 - re-exported for older imports
 
@@ -221,8 +221,11 @@ class Store:
         """Turn a failure to reach or use the database into a `StoreError` naming the store."""
         try:
             yield
-        except sa.exc.OperationalError as error:
-            raise StoreError(
+        except (sa.exc.OperationalError, sa.exc.DatabaseError) as error:
+            if not isinstance(error, sa.exc.OperationalError) and type(error) is not sa.exc.DatabaseError:
+                raise  # an integrity or programming error: not about reaching the store
+            # Unreachable, or (a plain DatabaseError) a file that is not a database at all.
+            raise StoreUnusable(
                 f"cannot {action} store {self.url}: {_first_line(error.orig)}; check that the "
                 f"database is reachable and the URL right (--store or {ENV_VAR})"
             ) from error

@@ -1,7 +1,8 @@
 """Rebuild projections in a fresh interpreter: `python -m worldkit.verify.rebuild [--nice N] WORLD OUT`.
 
 Reads a JSON list of [rev, date, seat] on stdin, materializes each under OUT, and prints one JSON
-object `{"rev|date|seat": {"fingerprint", "tree"}}` where `tree` digests what is on disk. Used by
+object `{"projections": {"rev|date|seat": {"fingerprint", "tree"}}, "revisions": {rev: digest}}`
+where `tree` digests what is on disk. With `WORLDKIT_CACHE=off` the world is loaded from source. Used by
 the `rebuild-repeat` check so that each rebuild runs under its own PYTHONHASHSEED.
 
 With the render caches off (`WORLDKIT_RENDER_CACHE=off`, the rebuild that proves the format
@@ -38,7 +39,8 @@ def main(argv: list[str]) -> int:
             built = build_projection(package, rev, date, seat, Path(out))
             report[f"{rev}|{date}|{seat}"] = {"fingerprint": built.manifest.fingerprint, "tree": built.tree_sha256()}
             built.discard()
-    sys.stdout.write(json.dumps(report, sort_keys=True))
+    revisions = {name: package.revision(name).digest for name in package.revision_names}
+    sys.stdout.write(json.dumps({"projections": report, "revisions": revisions}, sort_keys=True))
     return 0
 
 

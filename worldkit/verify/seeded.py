@@ -5,9 +5,10 @@ verifier file, a deleted evidence source) and its six isolation adversaries (a v
 the candidate side, a future-dated file on an early date, a role-inaccessible file, a revision
 mismatch, a tampered projection digest, a tool surface that diverges from the projection); two
 attacks on a run's event log (a REPLACE'd event; a log cut short with its head moved back, caught
-by the run folder's anchor); and five staged-package attacks of issue 11 (a package re-digested
-after a file was added, a directory symlink to the verifier, a FIFO, a setuid file, an empty
-directory).
+by the run folder's anchor) and a third of issue 39 (the run folder's anchor deleted before the log
+was cut); five staged-package attacks of issue 11 (a package re-digested after a file was added, a
+directory symlink to the verifier, a FIFO, a setuid file, an empty directory) and two of issue 39
+(a manifest naming a key twice, a world-writable directory).
 
 Each case is injected into its own scratch copy of the world, manifests and overlays; the real
 ones are never touched. A case counts as detected only if its expected check passes on an
@@ -460,6 +461,31 @@ def empty_directory(p: Pristine, copy: ScratchCopy, rng: random.Random | None) -
     return _staged_attack(p, rng, "added an empty directory to candidate/projection/files/", attack)
 
 
+def duplicate_key_manifest(p: Pristine, copy: ScratchCopy, rng: random.Random | None) -> Injection:
+    """A key named twice in the staged candidate manifest, with its own value again: a reader keeping
+    either copy sees the same object and digest, so only the byte-for-byte re-check catches it."""
+    import json
+
+    def attack(task: Any) -> str:
+        path = task.candidate / MANIFEST_NAME
+        text = path.read_text(encoding="utf-8").rstrip()
+        value = json.loads(text)["overlay"]
+        path.write_text(text[:-1].rstrip() + f',\n  "overlay": {json.dumps(value)}\n}}\n', encoding="utf-8")
+        return "candidate/manifest.json names `overlay` twice"
+
+    return _staged_attack(p, rng, "named a key twice in candidate/manifest.json", attack)
+
+
+def world_writable_directory(p: Pristine, copy: ScratchCopy, rng: random.Random | None) -> Injection:
+    """The staged candidate's workspace made writable by anyone (`chmod 0777`), nothing else changed."""
+
+    def attack(task: Any) -> str:
+        (task.candidate / "workspace").chmod(0o777)
+        return "candidate/workspace/ mode 0777"
+
+    return _staged_attack(p, rng, "chmod 0777 candidate/workspace/", attack)
+
+
 def _logged_run(p: Pristine, copy: ScratchCopy) -> tuple[str, Path, str]:
     """A store with one closed, anchored run of one of the world's seats, checked intact first.
 
@@ -522,6 +548,30 @@ def truncated_log_moved_head(p: Pristine, copy: ScratchCopy, rng: random.Random 
                      runs=runs, touches={"log"})  # fmt: skip
 
 
+def deleted_log_anchor(p: Pristine, copy: ScratchCopy, rng: random.Random | None) -> Injection:
+    """A served run folder (run.json and its anchor) whose `log-anchor.json` was deleted, and the log
+    cut short with its head moved back: with no copy of the anchor left and the run not declared
+    unanchored, the event-log check must not pass it."""
+    import sqlite3
+
+    from worldkit.run.folder import RunFolder, write_run_folder
+
+    url, runs, run_id = _logged_run(p, copy)
+    seat = next(iter(sorted({s for rev in p.package.revision_names for s in p.package.revision(rev).seats})))
+    write_run_folder(runs / run_id, RunFolder(run_id=run_id, overlay="seeded", overlay_sha256="0" * 64, seat=seat))
+    if _event_log_check(p, copy, url, runs).status != "pass":
+        raise NotApplicable("the untouched run folder does not pass event-logs")
+    (runs / run_id / "log-anchor.json").unlink()
+    with sqlite3.connect(url.removeprefix("sqlite:///")) as db:
+        for trigger in ("log_events_no_delete", "log_runs_head"):
+            db.execute(f"DROP TRIGGER {trigger}")
+        (four,) = db.execute("SELECT hash FROM log_events WHERE run_id = ? AND seq = 4", (run_id,)).fetchone()
+        db.execute("DELETE FROM log_events WHERE run_id = ? AND seq = 5", (run_id,))
+        db.execute("UPDATE log_runs SET head_seq = 4, head_hash = ? WHERE run_id = ?", (four, run_id))
+    return Injection(f"deleted log-anchor.json of run folder {run_id}, then its last event and moved the head back",
+                     store=url, runs=runs, touches={"log"})  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Case:
     name: str
@@ -545,10 +595,11 @@ CASES: tuple[Case, ...] = (
     Case("fifo-in-workspace", "package-integrity", fifo_in_workspace),
     Case("setuid-file", "package-integrity", setuid_file),
     Case("empty-directory", "package-integrity", empty_directory),
-
-
+    Case("duplicate-key-manifest", "package-integrity", duplicate_key_manifest),
+    Case("world-writable-directory", "package-integrity", world_writable_directory),
     Case("replaced-log-event", "event-logs", replaced_log_event),
     Case("truncated-log-moved-head", "event-logs", truncated_log_moved_head),
+    Case("deleted-log-anchor", "event-logs", deleted_log_anchor),
 )
 
 

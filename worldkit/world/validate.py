@@ -5,6 +5,7 @@ Pure: takes a `WorldState` plus the file each entity came from, raises `InvalidW
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable
 
 from worldkit.errors import InvalidWorld
@@ -46,8 +47,42 @@ def _check_path(check: _Checker, doc_id: str, path: str) -> None:
             problem = "must not contain empty, `.` or `..` components"
         elif any(len(p.encode("utf-8")) > MAX_PATH_COMPONENT for p in parts):
             problem = f"has a component longer than {MAX_PATH_COMPONENT} bytes"
+        elif any(p.endswith((".", " ")) or p.startswith(" ") for p in parts):
+            # Windows and SMB drop a trailing dot or space: `name. ` and `name` become one file.
+            problem = "has a component that starts with a space or ends with a dot or a space"
     if problem:
         check.fail("documents", doc_id, "path", f"path {path!r} {problem}; fix the path")
+
+
+def _fold(path: str) -> str:
+    """The key under which two paths name one file on some target: Unicode NFC, then case folded."""
+    return unicodedata.normalize("NFC", path).casefold()
+
+
+def _check_collisions(check: _Checker, full_paths: dict[str, str]) -> None:
+    """No two document paths may name one file on any target the projection is written to or served
+    from: equal after NFC normalization and case folding (macOS, Windows), or one a file where the
+    other needs a folder (`a` beside `a/b.md`). The error names both paths."""
+    files: dict[str, str] = {}
+    for full in sorted(full_paths):
+        key = _fold(full)
+        other = files.get(key)
+        if other is not None:
+            check.fail("documents", full_paths[full], "path",
+                       f"path {full!r} and {other!r} (document {full_paths[other]}) name one file where names are "
+                       "compared after Unicode normalization or without case; rename one")  # fmt: skip
+        files[key] = full
+    folders: dict[str, str] = {}
+    for key, full in files.items():
+        parts = key.split("/")
+        for depth in range(1, len(parts)):
+            folders.setdefault("/".join(parts[:depth]), full)
+    for key, full in sorted(files.items()):
+        inside = folders.get(key)
+        if inside is not None:
+            check.fail("documents", full_paths[full], "path",
+                       f"path {full!r} is a file, but {inside!r} (document {full_paths[inside]}) needs a folder "
+                       "there; rename one")  # fmt: skip
 
 
 def validate_state(state: WorldState, origin: dict[tuple[str, str], str]) -> None:
@@ -113,6 +148,7 @@ def validate_state(state: WorldState, origin: dict[tuple[str, str], str]) -> Non
         if full in full_paths:
             c.fail("documents", doc.id, "path", f"path {full!r} is also used by document {full_paths[full]}; rename one")
         full_paths[full] = doc.id
+    _check_collisions(c, full_paths)
     for rec in s.records.values():
         c.refs("records", rec.id, "system", [rec.system], s.systems, "system")
         c.refs("records", rec.id, "owner", [rec.owner], s.people, "person")

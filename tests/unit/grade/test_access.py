@@ -102,3 +102,17 @@ def test_the_runners_log_records_server_agent_condition_and_the_frozen_check(tmp
     assert meta is not None
     assert (meta["server"], meta["agent"], meta["condition"]) == ("worldkit.run", record.agent, "full")
     assert meta["trusted_staged"] is False and meta["frozen_check"]["status"] in {"pass", "skip"}
+
+
+def test_a_call_logged_without_a_result_digest_is_never_access(tmp_path: Path, overlay) -> None:
+    """A call logged `ok` but with no result digest (no answer is known to have reached the agent, as
+    for a tools/call whose JSON-RPC id was null) grants no access, however well its arguments match."""
+    record, labels = _run(tmp_path, [("read_file", {"path": "Shared/Protocols/window protocol.md"}),
+                                     ("get_record", {"id": "CC-1"})])  # fmt: skip
+    assert labels["C2"] == labels["C11"] == "accessed"
+    events = [{**dict(e), "result_digest": None} for e in record.trajectory]
+    candidate = tmp_path / "runs" / record.run_id / "package" / "candidate"
+    config = ToolConfig.model_validate_json((candidate / "tool-config.json").read_bytes())
+    report = evidence_access(overlay, SeatView(candidate / "projection", config), events, candidate=candidate)
+    assert set(report.labels.values()) == {"not_accessed"}
+    assert report.tool_calls_before_first_access is None

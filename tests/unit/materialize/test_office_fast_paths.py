@@ -258,7 +258,7 @@ def test_the_cache_off_rebuild_process_renders_in_a_once_each_block(monkeypatch:
         return Built()
 
     monkeypatch.setattr(rebuild, "build_projection", build)
-    monkeypatch.setattr(rebuild, "load_world", lambda path: object())
+    monkeypatch.setattr(rebuild, "load_world", lambda path: type("Package", (), {"revision_names": []})())
     monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps([["r1", "2026-03-02", "S"], ["r2", "2026-03-02", "S"]])))
     monkeypatch.setattr(sys, "stdout", io.StringIO())
     assert rebuild.main(["--nice", "0", "world", "out"]) == 0

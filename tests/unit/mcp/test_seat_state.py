@@ -234,3 +234,18 @@ def test_the_kept_digest_equals_the_digest_of_the_whole_state(steps: list) -> No
             continue
         pending.commit()
         assert pending.after == state.digest() == state.reference_digest()
+
+
+def test_mail_recipients_are_de_duplicated_and_bounded(projection: Path) -> None:
+    from worldkit.mcp.seat import MAX_RECIPIENTS
+
+    view = SeatView(projection, permissive(projection), workspace=None)
+    result, change = view.send_message(["P3"] * 300 + ["list-all", "P3"], "once each", "body")
+    assert change.to == ["P3", "list-all"] and result.to == ["P3", "list-all"]
+    assert [m["to"] for m in view.state.sent_messages()] == [["P3", "list-all"]]
+    with pytest.raises(CallRefused, match="100000 recipients"):  # refused before any is looked at
+        view.send_message(["P3"] * 100_000, "flood", "body")
+    many = [f"P{i}" for i in range(MAX_RECIPIENTS + 1)]
+    with pytest.raises(CallRefused, match=f"address at most {MAX_RECIPIENTS}"):
+        view.send_message(many, "too many", "body")
+    assert len(view.state.sent_messages()) == 1  # the refused one changed nothing

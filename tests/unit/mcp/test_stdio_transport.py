@@ -2,7 +2,7 @@
 
 The same scripted exchange — handshake, tool calls, a refusal, malformed and non-object lines, an
 unknown method, invalid params, a last line without its newline, then EOF — gives byte-identical
-output through both transports; plus the line splitting, error items, pipelining, large answers
+output through both transports, except that ours answers the malformed lines the SDK drops; plus the line splitting, error items, pipelining, large answers
 and the descriptors' blocking mode.
 """
 
@@ -129,8 +129,13 @@ async def test_the_scripted_exchange_is_byte_identical_to_the_sdk_transport(tmp_
     projection = project(tmp_path, "S1")
     ours, sdks = Run(projection, run_id="ours"), Run(projection, run_id="sdk")
     try:
-        got = await _transcript(_ours(ours.server), SCRIPT)
+        screened = await _transcript(_ours(ours.server), SCRIPT)
         expected = await _transcript(_sdk_serve(sdks.server), SCRIPT)
+        # The SDK leaves the two malformed lines unanswered; ours answers each with a JSON-RPC error
+        # (worldkit.mcp.jsonrpc_screen) and is otherwise byte-identical.
+        refusals = [line for line in screened if json.loads(line).get("id") is None]
+        assert [json.loads(line)["error"]["code"] for line in refusals] == [-32700, -32600]
+        got = [line for line in screened if line not in refusals]
         assert got == expected
         answers = [json.loads(line) for line in got]
         assert [a["id"] for a in answers] == [1, 2, 3, 4, 5, 6, 7, 8]  # nothing for the malformed lines

@@ -1,4 +1,4 @@
-"""Seeded violations: the known faults (the paper's ten, two log attacks, five staged-package attacks), each caught by the check meant for it, in scratch copies only."""
+"""Seeded violations: the known faults (the paper's ten, three log attacks, seven staged-package attacks), each caught by the check meant for it, in scratch copies only."""
 
 from __future__ import annotations
 
@@ -43,5 +43,6 @@ def test_without_overlays_the_task_cases_are_not_applicable(mini: Frozen) -> Non
     assert [t[1] for t in told] == list(range(len(CASES) + 1))
     missing = {c["name"] for c in report["cases"] if c.get("applicable") is False}
     assert missing == {"renamed-verifier-file", "deleted-evidence-source", "verifier-file-on-candidate-side",
-                       "rehashed-package", "directory-symlink", "fifo-in-workspace", "setuid-file", "empty-directory"}
-    assert report["attempted"] == report["detected"] == len(CASES) - 8
+                       "rehashed-package", "directory-symlink", "fifo-in-workspace", "setuid-file", "empty-directory",
+                       "duplicate-key-manifest", "world-writable-directory"}
+    assert report["attempted"] == report["detected"] == len(CASES) - 10

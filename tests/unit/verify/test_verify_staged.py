@@ -151,3 +151,62 @@ def test_a_curated_candidate_with_nothing_frozen_is_checked_against_its_re_deriv
     rehash_package(package, "projection/files/Shared/smuggled.md", b"# smuggled\n")
     outcome = verify_frozen(package / "candidate", manifests=tmp_path / "none", world=tasks_world.world, overlay=overlay)
     assert outcome.status == "fail"
+
+
+def _with_duplicate_key(path: Path, key: str, value: object = None) -> None:
+    """The file's JSON object with `key` named a second time (json.dumps cannot write that: by hand),
+    by default with its own value again (so a reader keeping either copy sees the same object)."""
+    import json
+
+    if value is None:
+        value = json.loads(path.read_text(encoding="utf-8"))[key]
+    text = path.read_text(encoding="utf-8").rstrip()
+    assert text.endswith("}")
+    path.write_text(text[:-1].rstrip() + f',\n  "{key}": {json.dumps(value)}\n}}\n', encoding="utf-8")
+
+
+def _reformatted(path: Path) -> None:
+    import json
+
+    path.write_text(json.dumps(json.loads(path.read_text(encoding="utf-8"))), encoding="utf-8")  # compact
+
+
+@pytest.mark.parametrize(("rel", "tamper"), [
+    ("package.json", lambda p: _with_duplicate_key(p, "overlay_sha256", "0" * 64)),
+    ("package.json", lambda p: _with_duplicate_key(p, "overlay_sha256")),
+    ("package.json", _reformatted),
+    ("candidate/manifest.json", lambda p: _with_duplicate_key(p, "overlay", "another-task")),
+    ("candidate/manifest.json", lambda p: _with_duplicate_key(p, "overlay")),
+    ("candidate/manifest.json", _reformatted),
+    ("verifier/manifest.json", lambda p: _with_duplicate_key(p, "condition", "curated:nope")),
+    ("verifier/manifest.json", lambda p: _with_duplicate_key(p, "condition")),
+    ("verifier/manifest.json", _reformatted),
+])  # fmt: skip
+def test_a_manifest_with_a_duplicate_key_or_other_bytes_is_tampered(
+    applied: dict[str, Path], tmp_path: Path, rel: str, tamper
+) -> None:
+    package = _copy(applied["full"], tmp_path / "pkg")
+    tamper(package / rel)
+    outcome = verify_workspace(package)
+    assert outcome.status == "fail"
+    assert ("tampered-manifest", rel) in {(i.kind, i.path) for i in outcome.items}
+
+
+def test_a_forged_environment_in_the_nested_projection_manifest_is_refused(
+    tasks_world: Frozen, applied: dict[str, Path], tmp_path: Path
+) -> None:
+    """`environment` is recorded beside the fingerprint, not in it: forging a template digest keeps the
+    manifest self-consistent, and only the comparison with the frozen one catches it."""
+    import json
+
+    from worldkit.materialize.manifest import Manifest, manifest_bytes
+
+    package = _copy(applied["full"], tmp_path / "pkg")
+    path = package / "candidate" / "projection" / "manifest.json"
+    body = json.loads(path.read_text(encoding="utf-8"))
+    name = sorted(body["environment"]["templates"])[0]
+    body["environment"]["templates"][name] = "0" * 64
+    path.write_bytes(manifest_bytes(Manifest.model_validate(body)))
+    assert verify_workspace(package).status == "pass"  # the attack as filed: self-consistent
+    outcome = _frozen(tasks_world, package)
+    assert ("unfrozen-environment", "candidate/projection/manifest.json") in {(i.kind, i.path) for i in outcome.items}

@@ -180,13 +180,19 @@ def test_a_socket_is_refused(staged: Path, tmp_path: Path) -> None:
         assert ("socket", "workspace/s") in _kinds(verify_workspace(package))
 
 
-@pytest.mark.parametrize(("mode", "kinds"), [(0o4777, {"setuid", "executable"}), (0o2644, {"setgid"}),
-                                             (0o000, {"unreadable"}), (0o755, {"executable"})])
+@pytest.mark.parametrize(("mode", "kinds"), [(0o4777, {"setuid", "executable", "world-writable"}),
+                                             (0o2644, {"setgid"}), (0o000, {"unreadable"}), (0o755, {"executable"}),
+                                             (0o666, {"world-writable"})])
 def test_modes_that_matter_are_refused(projection: Path, mode: int, kinds: set[str]) -> None:
     target = projection / "files" / "Shared" / "SOPs" / "SOP-001.md"
     target.chmod(mode)
     result = verify_workspace(projection)
     assert {(k, "files/Shared/SOPs/SOP-001.md") for k in kinds} == _kinds(result)
+
+
+def test_a_world_writable_directory_is_refused(projection: Path) -> None:
+    (projection / "mail").chmod(0o777)
+    assert ("world-writable", "mail") in _kinds(verify_workspace(projection))
 
 
 def test_an_unlistable_directory_is_refused(projection: Path) -> None:

@@ -226,6 +226,9 @@ def _spawn_rebuild(world: Path, out: Path, hashseed: str, *, office_cache: bool)
     env = {**os.environ, "PYTHONHASHSEED": hashseed}
     if not office_cache:
         env["WORLDKIT_RENDER_CACHE"] = "off"
+        # The world from source too (the cross-process world cache off): its generator runs again,
+        # so one that reads the clock or unseeded randomness gives other revision digests.
+        env["WORLDKIT_CACHE"] = "off"
     return subprocess.Popen(
         [sys.executable, "-m", "worldkit.verify.rebuild", "--nice", str(nice), str(world), str(out)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
@@ -296,13 +299,21 @@ class RebuildRepeat(BaseCheck):
                     continue
                 own["|".join(key)] = {"fingerprint": built.manifest.fingerprint, "tree": built.tree_sha256()}
         runs: list[dict] = []
+        frozen_revisions = {r.name: r.digest for r in ctx.index.revisions}
         for n, proc in enumerate(procs, start=1):
             stdout, stderr = proc.communicate()
             if proc.returncode != 0:
                 last = (stderr.strip().splitlines() or ["no output"])[-1]
                 items.append(Item(kind="rebuild-failed", detail=f"rebuild {n}: {last}"))
                 continue
-            runs.append(json.loads(stdout))
+            payload = json.loads(stdout)
+            runs.append(payload["projections"])
+            for rev, digest in sorted(payload["revisions"].items()):
+                if rev in frozen_revisions and digest != frozen_revisions[rev]:
+                    items.append(Item(kind="revision-not-reproduced", rev=rev, expected=frozen_revisions[rev],
+                                      actual=digest, detail=f"rebuild {n} loaded the world from source (cache off) "
+                                      "and the revision digests differently: the world or its generator is not "
+                                      "deterministic (clock, unseeded randomness, environment)"))  # fmt: skip
         if own is not None:
             runs.append(own)
         frozen = {"|".join(k): m.fingerprint for k, m in ctx.readable.items() if list(k) in targets}
@@ -324,7 +335,10 @@ class RebuildRepeat(BaseCheck):
                                       detail=f"rebuild {n}'s tree differs from rebuild 1's"))
             identical += ok
         fingerprints = [sha256_json({name: info["fingerprint"] for name, info in sorted(run.items())}) for run in runs]
+        generator = ctx.package.spec.generator
         return self.outcome(items, attempted=len(procs) + (own is not None), identical=identical, fingerprints=fingerprints,
+                            world_source=str(ctx.package.root),
+                            generator=str(Path(ctx.package.root) / generator.module) if generator is not None else None,
                             frozen_fingerprint=sha256_json(dict(sorted(frozen.items()))), projections=len(targets),
                             manifest_mismatches=len([i for i in items if i.kind == "manifest-mismatch"]))
 

@@ -31,10 +31,10 @@ class EventLogs(BaseCheck):
 
         seats = {seat for rev in ctx.package.revision_names for seat in ctx.package.revision(rev).seats}
         items: list[Item] = []
-        anchors = _anchors(getattr(ctx, "runs", None), items)
         checked = anchored = 0
         with Store.open(ctx.store, create=False) as store:
             stored = {run.run_id: run for run in list_runs(store)}
+            anchors = _anchors(getattr(ctx, "runs", None), items, store)
             for run in stored.values():
                 if run.seat not in seats:
                     continue
@@ -55,21 +55,43 @@ class EventLogs(BaseCheck):
         return self.outcome(items, runs=checked, anchored=anchored)
 
 
-def _anchors(runs: Path | None, items: list[Item]) -> dict[str, object]:
-    """Anchors by run id from every run folder under `runs` (its record's copy must agree)."""
-    from worldkit.record.execution import RECORD_FILENAME, read_record
-    from worldkit.run.logcheck import run_anchor
-    from worldkit.store import ANCHOR_FILENAME, read_anchor
+def _run_folders(runs: Path) -> list[Path]:
+    """Every folder under `runs` that a run wrote: it holds run.json, a record or an anchor."""
+    from worldkit.record.execution import RECORD_FILENAME
+    from worldkit.run.folder import RUN_FILE
+    from worldkit.store import ANCHOR_FILENAME
+
+    found = {p.parent for name in (ANCHOR_FILENAME, RECORD_FILENAME, RUN_FILE) for p in Path(runs).rglob(name)}
+    return sorted(found)
+
+
+def _anchors(runs: Path | None, items: list[Item], store: object) -> dict[str, object]:
+    """The anchor of each run folder under `runs`, looked for everywhere it was written (the
+    folder, its record, the anchors folder, the record stored with the log: see
+    `worldkit.run.logcheck.anchor_copies`); every problem with the copies is an item."""
+    from worldkit.canon import strict_loads
+    from worldkit.mcp.session import default_anchor
+    from worldkit.run.logcheck import anchor_copies
+    from worldkit.store import read_records
 
     found: dict[str, object] = {}
     if runs is None:
         return found
-    for path in sorted(Path(runs).rglob(ANCHOR_FILENAME)):
+    try:
+        stored = {r.run_id: strict_loads(r.record_json) for r in read_records(store)}  # type: ignore[arg-type]
+    except (WorldkitError, ValueError):
+        stored = {}  # a tampered stored record is the report's to refuse; the logs are checked here
+    anchors_dir = default_anchor("RUN", None).parent
+    for folder in _run_folders(runs):
         try:
-            record = path.parent / RECORD_FILENAME
-            anchor = run_anchor(path.parent, read_record(record)) if record.is_file() else read_anchor(path)
+            copies = anchor_copies(folder, anchors_dir=anchors_dir, stored=stored)
         except WorldkitError as error:
-            items.append(Item(kind="anchor_invalid", path=str(path), detail=error.message))
+            items.append(Item(kind="anchor_invalid", path=str(folder), detail=error.message))
             continue
-        found[anchor.run_id] = anchor
+        for problem in copies.problems:
+            items.append(Item(kind="anchor_missing" if "gone" in problem or "no log anchor" in problem else "anchor_invalid",
+                              path=str(folder), detail=problem))  # fmt: skip
+        anchor = copies.anchor()
+        if anchor is not None:
+            found[anchor.run_id] = anchor
     return found

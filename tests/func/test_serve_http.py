@@ -77,6 +77,23 @@ async def test_a_bind_beyond_loopback_needs_the_bearer_token_and_an_allowed_host
     run.close()
 
 
+async def test_a_declared_private_network_needs_no_token_but_keeps_the_host_checks(tmp_path: Path, monkeypatch) -> None:
+    """A Harbor seat container (`--private-network --allow-host seat`): the agent's container calls it
+    by the service name without a token; any other Host is still refused, and the bind is announced."""
+    from worldkit.mcp.http import TOKEN_ENV_VAR, http_access, secured_app
+
+    monkeypatch.delenv(TOKEN_ENV_VAR, raising=False)
+    run = Run(project(tmp_path, "S1"))
+    access = http_access("0.0.0.0", 8000, allow_hosts=["seat"], private_network=True)  # noqa: S104 - in-process
+    assert access.token is None and not access.generated
+    assert any("without a bearer token (--private-network" in line for line in access.notices())
+    assert (await _post(secured_app(run.server, access), "http://seat:8000", {}, run)).status_code == 200
+    assert (await _post(secured_app(run.server, access), "http://evil.example:8000", {}, run)).status_code == 421
+    monkeypatch.setenv(TOKEN_ENV_VAR, "given")  # a token given still binds, private network or not
+    assert http_access("0.0.0.0", 8000, private_network=True).token == "given"  # noqa: S104
+    run.close()
+
+
 async def test_loopback_needs_no_token_unless_one_is_given_and_checks_hosts(tmp_path: Path, monkeypatch) -> None:
     from worldkit.mcp.http import TOKEN_ENV_VAR, http_access, secured_app
 
@@ -100,7 +117,7 @@ def test_token_and_allow_host_are_refused_without_http(capsys) -> None:
 
     assert cli(["serve", "--world", "pharmaco_demo", "--rev", "r1", "--date", "2026-03-02", "--seat", "EMP-QA-001",
                 "--token", "x"]) == 2  # fmt: skip
-    assert "--token and --allow-host apply to --transport http" in capsys.readouterr().err
+    assert "--token, --allow-host and --private-network apply to --transport http" in capsys.readouterr().err
 
 
 async def test_over_http_every_malformed_message_gets_its_json_rpc_error_and_runs_nothing(tmp_path: Path) -> None:

@@ -78,6 +78,11 @@ def serve_command(
         [], "--allow-host", metavar="NAME",
         help="HTTP: a Host name clients may use besides loopback and the bound address (repeatable).",
     ),
+    private_network: bool = typer.Option(
+        False, "--private-network",
+        help="HTTP: the bind is on a network only the task's own containers reach (a docker-compose network): "
+        "no bearer token is required there; Host/Origin checks stay on (name the service with --allow-host).",
+    ),
     store: str | None = typer.Option(None, "--store", help=STORE_HELP),
     run_id: str | None = typer.Option(None, "--run-id", help="Run id for the event log (default: a new one)."),
     trust_staged: bool = typer.Option(
@@ -107,9 +112,9 @@ def serve_command(
         from worldkit.mcp.http import http_access
 
         _check_port_free(host, port)
-        access = http_access(host, port, token=token, allow_hosts=allow_host)
-    elif token is not None or allow_host:
-        raise UsageError("--token and --allow-host apply to --transport http")
+        access = http_access(host, port, token=token, allow_hosts=allow_host, private_network=private_network)
+    elif token is not None or allow_host or private_network:
+        raise UsageError("--token, --allow-host and --private-network apply to --transport http")
     if run_folder is not None:
         if any(v is not None for v in (world, rev, date, seat, overlay, condition, projection, out)):
             raise UsageError("--run-folder excludes --world/--rev/--date/--seat/--overlay/--condition/--projection/--out: "

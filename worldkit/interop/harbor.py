@@ -165,7 +165,9 @@ COPY run/ {RUN_MOUNT}/
 EXPOSE {SEAT_PORT}
 # --trust-staged: the sidecar holds neither the world nor its frozen manifests; the package was checked
 # against them when the task was exported (export_harbor_task), and the serve banner says it is trusted.
-CMD ["python", "-m", "worldkit", "serve", "--run-folder", "{RUN_MOUNT}", "--trust-staged", "--transport", "http", "--host", "0.0.0.0", "--port", "{SEAT_PORT}"]
+# --private-network --allow-host {SEAT_SERVICE}: only the task's containers reach the compose network, and they
+# call the server by its service name (Harbor's MCP server entry carries no bearer token).
+CMD ["python", "-m", "worldkit", "serve", "--run-folder", "{RUN_MOUNT}", "--trust-staged", "--transport", "http", "--host", "0.0.0.0", "--port", "{SEAT_PORT}", "--private-network", "--allow-host", "{SEAT_SERVICE}"]
 """
 
 

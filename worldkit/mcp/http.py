@@ -52,6 +52,9 @@ class HttpAccess:
     generated: bool = False
     """The token was generated here (print it once)."""
     allowed_hosts: list[str] = field(default_factory=list)
+    private_network: bool = False
+    """The bind is on a network only the task's own containers reach (a docker-compose network), so no
+    token is required there; said so when serving."""
 
     @property
     def loopback(self) -> bool:
@@ -73,7 +76,11 @@ class HttpAccess:
     def notices(self) -> list[str]:
         """What to print before serving (stderr): the warning for a wide bind, and a generated token."""
         lines: list[str] = []
-        if not self.loopback:
+        if not self.loopback and self.private_network and self.token is None:
+            lines.append(f"WARNING: listening on {self.host}:{self.port} without a bearer token (--private-network: "
+                         "only the task's own containers may reach this address); allowed Host names: "
+                         f"{', '.join(self.allowed_hosts) or '(the bound address and loopback only)'}")  # fmt: skip
+        elif not self.loopback:
             lines.append(f"WARNING: listening on {self.host}:{self.port}, beyond loopback: anyone who can reach "
                          "this port may call the seat's tools with the bearer token; allowed Host names: "
                          f"{', '.join(self.allowed_hosts) or '(the bound address and loopback only)'}")  # fmt: skip
@@ -82,9 +89,14 @@ class HttpAccess:
         return lines
 
 
-def http_access(host: str, port: int, *, token: str | None = None, allow_hosts: list[str] | None = None) -> HttpAccess:
-    """The access rules for a bind: a bind beyond loopback gets a token (the one given, else a new one)."""
+def http_access(host: str, port: int, *, token: str | None = None, allow_hosts: list[str] | None = None,
+                private_network: bool = False) -> HttpAccess:
+    """The access rules for a bind: a bind beyond loopback gets a token (the one given, else a new one),
+    unless the caller declares the network private (`private_network`: a container network no one
+    else reaches); Host/Origin checks stay on either way."""
     given = token or os.environ.get(TOKEN_ENV_VAR) or None
+    if given is None and private_network and not is_loopback(host):
+        return HttpAccess(host, port, None, False, list(allow_hosts or []), True)
     if given is None and not is_loopback(host):
         return HttpAccess(host, port, secrets.token_urlsafe(32), True, list(allow_hosts or []))
     return HttpAccess(host, port, given, False, list(allow_hosts or []))

@@ -39,7 +39,7 @@ from worldkit.overlay.check_base import (
     _values_equal,
     register_check,
 )
-from worldkit.overlay.claims import Claim, find_claims
+from worldkit.overlay.claims import Claim, discount_request, find_claims
 from worldkit.overlay.context import CheckResult, GradingContext
 
 __all__ = [
@@ -353,7 +353,7 @@ class _MailFilter(BaseCheck):
             ):
                 continue
             if self.claims:
-                text = f"{message.get('subject', '')}\n{message.get('body', '')}"
+                text = discount_request(f"{message.get('subject', '')}\n{message.get('body', '')}", ctx.request)
                 if find_claims(self.claims, [text])[1]:
                     continue
             found.append(message)

@@ -16,7 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from worldkit.overlay._paths import confined
-from worldkit.overlay.claims import Claim
+from worldkit.overlay.claims import Claim, discount_request
+from worldkit.overlay.documents import DocumentError, read_document
 from worldkit.overlay.context import CheckResult, GradingContext
 from worldkit.overlay.grading import deliverable_missing
 from worldkit.overlay.models import Criterion, CriterionFacts, Fact, Overlay
@@ -35,14 +36,20 @@ def deliverable_paths(overlay: Overlay) -> list[str]:
 
 
 def deliverable_texts(overlay: Overlay, ctx: GradingContext) -> dict[str, str]:
-    """Label → text: `workspace/<path>` for each deliverable file present, `mail <n>` for sent mail."""
+    """Label → text: `workspace/<path>` for each deliverable file present (read as
+    `documents.read_document` reads it), `mail <n>` for sent mail; sentences copying the
+    request are dropped (`claims.discount_request`)."""
     texts: dict[str, str] = {}
     for path in deliverable_paths(overlay):
         file = confined(ctx.workspace, path)
         if file.is_file():
-            texts[f"workspace/{path}"] = file.read_bytes().decode("utf-8", errors="replace")
+            try:
+                text = read_document(file).text
+            except DocumentError:
+                continue
+            texts[f"workspace/{path}"] = discount_request(text, ctx.request)
     for index, message in enumerate(ctx.sent, 1):
-        texts[f"mail {index}"] = f"{message.get('subject', '')}\n{message.get('body', '')}"
+        texts[f"mail {index}"] = discount_request(f"{message.get('subject', '')}\n{message.get('body', '')}", ctx.request)
     return texts
 
 

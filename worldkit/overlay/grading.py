@@ -129,7 +129,8 @@ def replay_actions(
             record.setdefault("history", []).append(entry)
         elif action.tool == "send_message":
             sent.append({k: args[k] for k in ("to", "subject", "body", "reply_to") if k in args})
-    ctx = GradingContext(workspace=workspace, records=records, sent=sent, events=events, projection=projection)
+    ctx = GradingContext(workspace=workspace, records=records, sent=sent, events=events, projection=projection,
+                         request=overlay.request)  # fmt: skip
     return ctx, refusals
 
 

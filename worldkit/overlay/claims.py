@@ -30,7 +30,8 @@ What does not count as saying something:
   part of one of the claim's own terms (`not yet`) is the claim's wording. This holds for
   `forbid` too: a forbidden claim is made when its terms are said, whatever other clause of the
   sentence is negated;
-- a question (a sentence ending in `?` that opens with an interrogative or an auxiliary);
+- a question (a sentence ending in `?` whose last part, after any `:` or `;`, opens with an
+  interrogative or an auxiliary: "Open points: is the 36-month result outstanding?");
 - the request's own wording: `discount_request` drops the sentences of a deliverable that copy
   the request (at least 80 % of their word trigrams are the request's), so restating the task
   is not doing it (headings and sentences under six words are kept).
@@ -283,7 +284,12 @@ def windows(text: str, within: Window) -> list[str]:
     lines = _table_aware_lines(text)
     if within == "line":
         return lines
-    return [s for line in lines for s in _sentences(line) if not _QUESTION.match(s)]
+    return [s for line in lines for s in _sentences(line) if not _is_question(s)]
+
+
+def _is_question(sentence: str) -> bool:
+    """A sentence ending in `?` whose last part (after a `:` or `;`) opens like a question."""
+    return sentence.rstrip().endswith("?") and _QUESTION.match(re.split(r"[:;]", sentence)[-1]) is not None
 
 
 _QUESTION = re.compile(

@@ -56,6 +56,10 @@ Span = tuple[int, int]
 Window = Literal["sentence", "line", "paragraph", "section", "document"]
 
 
+def _written_words(source: str) -> frozenset[str]:
+    return frozenset(re.findall(r"[a-z]+", re.sub(r"\\[a-zA-Z]", " ", source).casefold()))
+
+
 class NumberTerm(Model):
 
     number: float
@@ -64,7 +68,7 @@ class NumberTerm(Model):
     """Absolute tolerance (default: half a unit of the last written decimal)."""
     written: str = ""
     """The value as written in the YAML (sets the default tolerance); filled in on parsing."""
-    unit: str | None = None
+    unit: str | None = Field(None, exclude_if=lambda v: v is None)  # unset: not dumped (digests stay)
     """The unit the number must carry (`%`, `month`, `mg/mL`, …; see `values.unit_pattern`)."""
 
     @cached_property
@@ -96,6 +100,11 @@ class NumberTerm(Model):
     def label(self) -> str:
         return (self.written or f"{self.number:g}") + (f" {self.unit}" if self.unit else "")
 
+    @property
+    def words(self) -> frozenset[str]:
+        """A number writes no words."""
+        return frozenset()
+
 
 class DateTerm(Model):
 
@@ -107,6 +116,10 @@ class DateTerm(Model):
 
     def label(self) -> str:
         return self.date.isoformat()
+
+    @property
+    def words(self) -> frozenset[str]:
+        return frozenset()
 
 
 class OtherDateTerm(Model):
@@ -120,6 +133,10 @@ class OtherDateTerm(Model):
 
     def label(self) -> str:
         return "a date other than " + ", ".join(d.isoformat() for d in self.date_other_than)
+
+    @property
+    def words(self) -> frozenset[str]:
+        return frozenset()
 
 
 class RegexTerm(Model):
@@ -141,6 +158,11 @@ class RegexTerm(Model):
 
     def label(self) -> str:
         return f"/{self.regex}/"
+
+    @cached_property
+    def words(self) -> frozenset[str]:
+        """The words the expression writes (a negation it writes is the claim's wording)."""
+        return _written_words(self.regex)
 
 
 class TextTerm(Model):
@@ -164,6 +186,10 @@ class TextTerm(Model):
     def label(self) -> str:
         return repr(self.text)
 
+    @cached_property
+    def words(self) -> frozenset[str]:
+        return _written_words(self.text)
+
 
 class AnyTerm(Model):
 
@@ -175,6 +201,10 @@ class AnyTerm(Model):
 
     def label(self) -> str:
         return "(" + " | ".join(t.label() for t in self.any) + ")"
+
+    @cached_property
+    def words(self) -> frozenset[str]:
+        return frozenset().union(*(t.words for t in self.any))
 
 
 def _parse_term(value: Any) -> Any:
@@ -237,7 +267,7 @@ class Claim(Model):
             found = [term.spans(window) for term in self.all]
             if not all(found):
                 continue
-            own = [span for spans in found for span in spans]
+            own = [(a, b, term.words) for term, spans in zip(self.all, found) for a, b in spans]
             if all(any(not in_scope(window, span, own) for span in spans) for spans in found):
                 return window
         return None

@@ -96,13 +96,20 @@ def cues(text: str) -> tuple[Cue, ...]:
     return tuple(found)
 
 
-def in_scope(text: str, span: tuple[int, int], own: list[tuple[int, int]]) -> bool:
-    """Whether `text[span]` stands in the scope of a cue that overlaps none of `own` (the
-    ranges of the claim's own terms in `text`)."""
+def in_scope(text: str, span: tuple[int, int], own: list[tuple[int, int, frozenset[str]]]) -> bool:
+    """Whether `text[span]` is taken back by a cue: one whose scope holds the span's start, or
+    one standing inside the span (a term written across a negation, `cause … not … design`).
+
+    `own` are the claim's own term matches with the words their definition writes: a cue that
+    overlaps one of them and is written by it (`not yet` in a term `not yet|pending`) is the
+    claim's wording, not a negation."""
     start, end = span
     for cue_start, cue_end, scope_start, scope_end in cues(text):
-        if any(s < cue_end and cue_start < e for s, e in own):
+        words = set(re.findall(r"[a-z]+", text[cue_start:cue_end].casefold()))
+        if any(s < cue_end and cue_start < e and words <= written for s, e, written in own):
             continue
         if scope_start <= start < scope_end and not (cue_start <= start < cue_end):
+            return True
+        if start < cue_start and cue_end <= end:
             return True
     return False

@@ -93,10 +93,11 @@ class ColumnRule(Model):
     """How one column's cells compare."""
 
 
-    type: ColumnType | None = None
+    # Unset new fields are left out of the dump, so overlays that do not use them keep their digests.
+    type: ColumnType | None = Field(None, exclude_if=lambda v: v is None)
     """How the column's cells compare (module docstring); by default taken from the expected
     value (a number, a date, a `{claim}` mapping, a key string, any other string)."""
-    unit: str | None = None
+    unit: str | None = Field(None, exclude_if=lambda v: v is None)
     """For a number column: the unit of its values (`%`, `month`, `mg/mL`, …). A cell may omit
     it; a cell that writes another unit fails."""
     tolerance: float = Field(0.0, ge=0)

@@ -104,3 +104,23 @@ def test_any_negation_before_the_term_takes_it_back(cue: str, adverb: str) -> No
     verb = "is" if cue in ("not", "never", "no longer", "not yet") else ""
     assert claim.match(f"CAPA-2026-0002 is {adverb}closed on time.") is not None
     assert claim.match(f"CAPA-2026-0002 {verb} {cue} {adverb}closed on time.") is None
+
+
+def test_a_term_written_across_a_negation_is_taken_back() -> None:
+    cause = Claim.model_validate({"all": [{"regex": r"(root cause|cause)\b.{0,60}\b(process design|CPP)"}]})
+    assert cause.match("The root cause was the process design.") is not None
+    assert cause.match("Root cause: worn tubing, an equipment cause, not a weakness of the process design.") is None
+
+
+def test_before_takes_back_only_the_event_it_names() -> None:
+    agreement = Claim.model_validate({"all": [{"any": ["QAG-WB-2026-01", "quality agreement"]}]})
+    assert agreement.match("Stoppers went into ZV-25031 before the quality agreement was signed.") is not None
+    signed = Claim.model_validate({"all": ["quality agreement", {"regex": "signed"}]})
+    assert signed.match("Stoppers went into ZV-25031 before the quality agreement was signed.") is None
+    assert signed.match("The quality agreement was signed on 15 Jan 2026.") is not None
+
+
+def test_a_negation_the_claim_writes_is_its_wording_but_another_is_not() -> None:
+    trained = Claim.model_validate({"all": ["analyst", {"regex": r"not (yet )?trained|untrained"}]})
+    assert trained.match("The analyst was not yet trained on v4.") is not None
+    assert trained.match("The analyst was never untrained.") is None

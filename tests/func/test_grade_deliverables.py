@@ -86,3 +86,14 @@ def test_hand_written_deliverables_grade_as_a_careful_reader_would(
     else:
         breaks = yaml.safe_load((case / "expect.yaml").read_text(encoding="utf-8"))["fails"]
         assert breaks and {c: graded[c] for c in breaks} == {c: "fail" for c in breaks}
+
+
+@pytest.mark.slow
+def test_the_summary_line_counts_unknown_criteria_apart(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    build_workspace(FIXTURES / "supplier-change-audit" / "right" / "only-after-approval", tmp_path / "workspace")
+    code = run(["grade", "--overlay", "pharmaco_demo/supplier-change-audit", "--workspace", str(tmp_path / "workspace"),
+                "--judge", "facts"])  # fmt: skip
+    assert code == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "  SA8          unknown      unknown" in lines
+    assert lines[-1] == "deterministic: 6/7 passed, 1 unknown without the event log (pass --log RUN_ID)"

@@ -33,7 +33,9 @@ def print_summary(summary: dict[str, Any], as_json: bool) -> None:
     typer.echo(f"run {summary['run_id']}: {summary['task']} · {summary['agent']} · {summary['condition']}")
     for cid, verdict in summary["criteria"].items():
         typer.echo(f"  {cid:<12} {verdict:<12} {summary['access'][cid]}")
-    typer.echo(f"deterministic: {summary['deterministic_passed']}/{summary['deterministic_total']} passed")
+    unknown = sum(verdict == "unknown" for verdict in summary["criteria"].values())
+    typer.echo(f"deterministic: {summary['deterministic_passed']}/{summary['deterministic_total']} passed"
+               + (f", {unknown} unknown without the event log (pass --log RUN_ID)" if unknown else ""))  # fmt: skip
     if summary.get("record"):
         typer.echo(f"record: {summary['record']}")
 

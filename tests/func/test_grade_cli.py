@@ -55,11 +55,12 @@ def test_without_a_log_access_is_unknown_and_state_changes_unseen(capsys, oracle
     assert SHAPE <= set(graded)
     assert set(graded["criteria"]) == set(summary["criteria"])
     assert set(graded["access"].values()) == {"unknown"}
-    # File criteria grade as in the run; mail and record criteria cannot pass without the log.
+    # File criteria grade as in the run; mail and record criteria are unknown without the log
+    # (neither pass nor fail: they count in no pass rate).
     for cid in ("C1", "C2", "C3", "C4", "C5", "C6", "C7"):
         assert graded["criteria"][cid] == "pass"
     for cid in ("C8", "C10", "C12"):
-        assert graded["criteria"][cid] == "fail"
+        assert graded["criteria"][cid] == "unknown"
     assert graded["criteria"]["S1"] == "ungraded"
     assert graded["deterministic_total"] == summary["deterministic_total"]
     assert graded["agent"] == "external"

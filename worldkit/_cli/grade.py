@@ -56,7 +56,9 @@ def print_summary(summary: dict[str, Any], as_json: bool) -> None:
     for cid, verdict in summary["criteria"].items():
         seen = f"  (seen in a listing: {', '.join(listed[cid])})" if listed.get(cid) else ""
         typer.echo(f"  {cid:<12} {verdict:<12} {summary['access'][cid]}{seen}")
-    typer.echo(f"deterministic: {summary['deterministic_passed']}/{summary['deterministic_total']} passed")
+    unknown = sum(verdict == "unknown" for verdict in summary["criteria"].values())
+    typer.echo(f"deterministic: {summary['deterministic_passed']}/{summary['deterministic_total']} passed"
+               + (f", {unknown} unknown without the event log (pass --log RUN_ID)" if unknown else ""))  # fmt: skip
     if summary.get("record"):
         typer.echo(f"record: {summary['record']}")
 

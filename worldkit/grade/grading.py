@@ -80,6 +80,10 @@ class Grades:
     """The judge's calibration summary (`worldkit.grade.calibration`), when it was given one."""
 
 
+_VERDICT = {True: "pass", False: "fail", None: "unknown"}
+"""A check's `passed` → the criterion's result (`unknown`: not decidable without the event log)."""
+
+
 def capture(overlay: Overlay, candidate: Path, workspace: Path, events: list[dict[str, Any]] | None) -> Captured:
     """The final state from the candidate package, the workspace and the log (see module doc)."""
     from worldkit.mcp.state import parse_change, pre_task_state, scan_workspace
@@ -117,8 +121,9 @@ def capture(overlay: Overlay, candidate: Path, workspace: Path, events: list[dic
         sent = state.sent_messages()
         state_after = state.digest()
     calls = [dict(e) for e in tool_events(events)] if events is not None else None
-    ctx = GradingContext(workspace=workspace, records=records, sent=sent, events=calls, projection=projection)
     request = (candidate / "request.md").read_text(encoding="utf-8")
+    ctx = GradingContext(workspace=workspace, records=records, sent=sent, events=calls, projection=projection,
+                         state_known=events is not None, request=request)  # fmt: skip
     return Captured(
         overlay=overlay, candidate=candidate, workspace=workspace, events=events, context=ctx, request=request,
         config=config, workspace_before=before_files, workspace_after=after_files, state_before=state_before,
@@ -157,7 +162,7 @@ def grade_captured(
         result = checked.get(criterion.id)
         if result is not None:
             outcomes.append(CriterionOutcome(id=criterion.id, route=criterion.route, access=label,
-                                             result="pass" if result.passed else "fail", detail=result.detail,
+                                             result=_VERDICT[result.passed], detail=result.detail,
                                              graded_by="check", **listed))  # fmt: skip
             continue
         if criterion.route == "semantic" and judge is not None:

@@ -19,6 +19,7 @@ import json
 import tempfile
 from pathlib import Path
 
+from worldkit.canon import sha256_json
 from worldkit.grade.access import EVIDENCE_TOOLS, _satisfies, evidence_access, exposures_of, plain
 from worldkit.overlay.load import load_overlay, overlay_world
 from worldkit.overlay.models import EvidenceItem, Overlay
@@ -26,6 +27,17 @@ from worldkit.overlay.problems import CheckReport, Problem, check_materialized
 from worldkit.overlay.toolconfig import ToolConfig
 
 CODE = "reference-evidence-not-accessed"
+
+
+def _result_digest(view: object, tool: str, arguments: dict) -> str | None:
+    """The digest a server would log for a read the reference makes (access counts only answered
+    calls, known by their logged result digest); None for a change, which is never re-run here."""
+    if tool not in EVIDENCE_TOOLS:
+        return None
+    try:
+        return sha256_json(getattr(view, tool)(**arguments).model_dump(mode="json"))
+    except Exception:  # noqa: BLE001 - a read the view refuses answers nothing
+        return None
 
 
 def reference_access_problems(model: Overlay, projection: Path) -> list[Problem]:
@@ -40,7 +52,8 @@ def reference_access_problems(model: Overlay, projection: Path) -> list[Problem]
     config = ToolConfig(world=inputs.world, rev=inputs.rev, date=inputs.date, seat=inputs.seat, person=inputs.person,
                         surfaces=list(model.surfaces), permitted=list(model.permitted))  # fmt: skip
     view = SeatView(projection, config)
-    events = [{"seq": n + 1, "tool": a.tool, "arguments": dict(a.args), "outcome": "ok"}
+    events = [{"seq": n + 1, "tool": a.tool, "arguments": dict(a.args), "outcome": "ok",
+               "result_digest": _result_digest(view, a.tool, dict(a.args))}
               for n, a in enumerate(model.reference.actions)]  # fmt: skip
     labels = evidence_access(model, view, events).labels
     reads = [e for e in events if e["tool"] in EVIDENCE_TOOLS]  # never re-run a change on the view

@@ -4,7 +4,8 @@
 modules holding the others (`claim_checks`, `table_checks`), so importing it registers them all.
 A check-type module imports this one, never `checks` (that would be a circle).
 
-Text rules, stated once: files are read as UTF-8 (a file that is not UTF-8 fails the check);
+Text rules, stated once: files are read by `documents.read_document` (any text encoding
+charset-normalizer detects, an Excel workbook as CSV, a Word document as markdown);
 `case: insensitive` compares `str.casefold()` of both sides; `case: sensitive` compares exactly.
 """
 
@@ -27,6 +28,7 @@ from worldkit._model import Model
 from worldkit.errors import PathRefused
 from worldkit.overlay._paths import check_relative, confined
 from worldkit.overlay.context import CheckResult, GradingContext
+from worldkit.overlay.documents import DocumentError, read_document
 
 __all__ = [
     "CHECKS",
@@ -112,7 +114,7 @@ def _fold(text: str, case: CaseRule) -> str:
 
 
 def _read_text(ctx: GradingContext, path: str) -> tuple[str | None, str]:
-    """(text, why-not): the workspace file as UTF-8, or None and the reason."""
+    """(text, why-not): the workspace file as `documents.read_document` reads it, or None and the reason."""
     try:
         file = confined(ctx.workspace, path)
     except PathRefused as error:
@@ -120,9 +122,16 @@ def _read_text(ctx: GradingContext, path: str) -> tuple[str | None, str]:
     if not file.is_file():
         return None, f"workspace/{path} does not exist"
     try:
-        return file.read_bytes().decode("utf-8"), ""
-    except UnicodeDecodeError:
-        return None, f"workspace/{path} is not UTF-8 text"
+        return read_document(file).text, ""
+    except DocumentError as error:
+        return None, f"workspace/{path} {error}"
+
+
+def _needs_state(ctx: GradingContext, what: str) -> CheckResult | None:
+    """An `unknown` result when the run's mail and record changes are not known (no event log)."""
+    if ctx.state_known:
+        return None
+    return CheckResult(None, f"unknown: {what} needs the run's event log (grade with --log RUN_ID)")
 
 
 def _values_equal(actual: Any, expected: Any, tolerance: float, case: CaseRule) -> bool:

@@ -2,9 +2,10 @@
 
 A rubric criterion's `check:` in the overlay YAML is a mapping whose `type` selects a class
 registered here; the rest of the mapping are that class's fields. Each check reads only the
-`GradingContext` (final workspace, records, sent mail, event log, pre-task projection).
+`GradingContext` (final workspace, records, sent mail, event log, pre-task projection). A check
+on mail or record changes answers `unknown` (`passed=None`) when they are not known (no log).
 
-Text rules, stated once: files are read as UTF-8 (a file that is not UTF-8 fails the check);
+Text rules, stated once: files are read by `documents.read_document` (any encoding, xlsx, docx);
 `case: insensitive` compares `str.casefold()` of both sides; `case: sensitive` compares exactly.
 `contains`, `not_contains` and `regex` must state `case`; other checks default to `sensitive`.
 
@@ -32,12 +33,13 @@ from worldkit.overlay.check_base import (
     CheckField,
     _as_list,
     _fold,
+    _needs_state,
     _PathCheck,
     _read_text,
     _values_equal,
     register_check,
 )
-from worldkit.overlay.claims import Claim, find_claims
+from worldkit.overlay.claims import Claim, discount_request, find_claims
 from worldkit.overlay.context import CheckResult, GradingContext
 
 __all__ = [
@@ -291,6 +293,9 @@ class RecordStateEquals(BaseCheck):
         return self
 
     def evaluate(self, ctx: GradingContext) -> CheckResult:
+        unknown = _needs_state(ctx, f"the final state of record {self.record}")
+        if unknown is not None:
+            return unknown
         record = ctx.records.get(self.record)
         if record is None:
             return CheckResult(False, f"record {self.record} is not among the final records")
@@ -348,7 +353,7 @@ class _MailFilter(BaseCheck):
             ):
                 continue
             if self.claims:
-                text = f"{message.get('subject', '')}\n{message.get('body', '')}"
+                text = discount_request(f"{message.get('subject', '')}\n{message.get('body', '')}", ctx.request)
                 if find_claims(self.claims, [text])[1]:
                     continue
             found.append(message)
@@ -370,6 +375,9 @@ class MailSent(_MailFilter):
     """`mail_sent`."""
 
     def evaluate(self, ctx: GradingContext) -> CheckResult:
+        unknown = _needs_state(ctx, f"whether {self._what()} was sent")
+        if unknown is not None:
+            return unknown
         count = len(self._matching(ctx))
         return CheckResult(count > 0, f"{count} {self._what()} sent")
 
@@ -383,6 +391,9 @@ class MailNotSent(_MailFilter):
     credits_absence: ClassVar[bool] = True
 
     def evaluate(self, ctx: GradingContext) -> CheckResult:
+        unknown = _needs_state(ctx, f"whether {self._what()} was sent")
+        if unknown is not None:
+            return unknown
         count = len(self._matching(ctx))
         return CheckResult(count == 0, f"{count} {self._what()} sent")
 
@@ -397,6 +408,9 @@ class ChangeMade(BaseCheck):
     """The change that must appear among the run's successful state changes."""
 
     def evaluate(self, ctx: GradingContext) -> CheckResult:
+        unknown = None if self.change.kind == "write_file" else _needs_state(ctx, self.change.label())
+        if unknown is not None:
+            return unknown
         for change in observed_changes(ctx):
             if change.outcome == "ok" and self.change.matches(change.tool, change.arguments):
                 return CheckResult(True, f"{self.change.label()}: made ({change.origin})")
@@ -420,6 +434,10 @@ class NoProhibitedChange(BaseCheck):
     """Also fail on denied or failed attempts (by default only changes that happened count)."""
 
     def evaluate(self, ctx: GradingContext) -> CheckResult:
+        if any(rule.kind != "write_file" for rule in self.rules):
+            unknown = _needs_state(ctx, "whether a prohibited mail or record change happened")
+            if unknown is not None:
+                return unknown
         hits = [
             f"{rule.label()} ({change.origin}{', ' + change.outcome if change.outcome != 'ok' else ''})"
             for change in observed_changes(ctx, attempts=self.attempts_count)

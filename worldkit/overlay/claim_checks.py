@@ -11,7 +11,8 @@ window, matched by `claims` rules) and none of the forbidden ones.
       - says: the v0.9 draft value quoted as pump 3 capability
         all: [pump 3, {number: 1.41}]
 
-A missing file fails. A bare identifier is never a claim unless the criterion asks for nothing
+Negations, questions and sentences copied from the request say nothing (see
+`worldkit.overlay.claims`). A missing file fails. A bare identifier is never a claim unless the criterion asks for nothing
 more than the mention: write the claim's other terms (what is said about the identifier).
 """
 
@@ -22,7 +23,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from worldkit.overlay.check_base import _PathCheck, _read_text, register_check
-from worldkit.overlay.claims import Claim, find_claims
+from worldkit.overlay.claims import Claim, discount_request, find_claims
 from worldkit.overlay.context import CheckResult, GradingContext
 
 
@@ -47,6 +48,7 @@ class Claims(_PathCheck):
         content, why = _read_text(ctx, self.path)
         if content is None:
             return CheckResult(False, why)
+        content = discount_request(content, ctx.request)
         _, missing = find_claims(self.claims, [content])
         made, _ = find_claims(self.forbid, [content])
         problems = [f"does not state: {m}" for m in missing] + [f"states what it must not: {m}" for m in made]

@@ -16,7 +16,10 @@ from typing import Any
 class CheckResult:
     """A check's verdict and a one-line reason a reviewer can act on."""
 
-    passed: bool
+    passed: bool | None
+    """True or False; None when the check cannot decide from what was captured (`unknown`:
+    e.g. a criterion on mail or record changes graded without the run's event log). An unknown
+    result counts in no pass rate."""
     detail: str
     grader: str = ""
     """Who decided: empty for a deterministic check, else the judge kind (`facts`, `openai`, …),
@@ -36,6 +39,11 @@ class GradingContext:
     - `events`: the run's event-log entries (`tool`, `arguments`, `outcome` at least), or None
       when no log is available; checks then derive the changes from the final state.
     - `projection`: the pre-task projection the run started from (its records are the baseline).
+    - `state_known`: False when mail and record changes are unknown (a workspace graded without
+      the run's event log: `records` and `sent` are then empty, not the final state); checks on
+      them answer `unknown` (`CheckResult.passed is None`).
+    - `request`: the task's request text, so a claim cannot be satisfied by the request's own
+      wording copied into a deliverable (`claims.discount_request`).
     """
 
     workspace: Path
@@ -43,3 +51,5 @@ class GradingContext:
     sent: list[dict[str, Any]]
     events: list[dict[str, Any]] | None
     projection: Path
+    state_known: bool = True
+    request: str = ""

@@ -24,7 +24,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from worldkit.overlay._paths import confined
+from worldkit.overlay.claims import discount_request
 from worldkit.overlay.context import GradingContext
+from worldkit.overlay.documents import DocumentError, read_document
 from worldkit.overlay.facts_negation import read_claim, strip_echo
 from worldkit.overlay.grading import deliverable_missing
 from worldkit.overlay.models import Criterion, CriterionFacts, Fact, Overlay
@@ -67,14 +69,21 @@ def _as_text(data: bytes) -> str:
 
 
 def deliverable_texts(overlay: Overlay, ctx: GradingContext) -> dict[str, str]:
-    """Label → text: `workspace/<path>` for each deliverable file present, `mail <n>` for sent mail."""
+    """Label → text: `workspace/<path>` for each deliverable file present (read as
+    `documents.read_document` reads it), `mail <n>` for sent mail; sentences copying the
+    request are dropped (`claims.discount_request`)."""
     texts: dict[str, str] = {}
     for path in deliverable_paths(overlay):
         file = confined(ctx.workspace, path)
         if file.is_file():
-            texts[f"workspace/{path}"] = _as_text(file.read_bytes())
+            try:
+                text = read_document(file).text
+            except DocumentError:
+                texts[f"workspace/{path}"] = UNREADABLE
+                continue
+            texts[f"workspace/{path}"] = discount_request(text, ctx.request)
     for index, message in enumerate(ctx.sent, 1):
-        texts[f"mail {index}"] = f"{message.get('subject', '')}\n{message.get('body', '')}"
+        texts[f"mail {index}"] = discount_request(f"{message.get('subject', '')}\n{message.get('body', '')}", ctx.request)
     return texts
 
 

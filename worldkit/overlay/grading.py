@@ -50,6 +50,8 @@ def evaluate_check(overlay: Overlay, criterion: Criterion, ctx: GradingContext) 
     if criterion.check is None:
         return None
     if criterion.check.credits_absence:
+        if overlay.deliverable.path is None and not ctx.state_known:
+            return CheckResult(None, "unknown: the deliverable is a change, which needs the run's event log")
         missing = deliverable_missing(overlay, ctx)
         if missing:
             return CheckResult(False, f"not credited: {missing} (nothing done passes nothing)")
@@ -127,7 +129,8 @@ def replay_actions(
             record.setdefault("history", []).append(entry)
         elif action.tool == "send_message":
             sent.append({k: args[k] for k in ("to", "subject", "body", "reply_to") if k in args})
-    ctx = GradingContext(workspace=workspace, records=records, sent=sent, events=events, projection=projection)
+    ctx = GradingContext(workspace=workspace, records=records, sent=sent, events=events, projection=projection,
+                         request=overlay.request)  # fmt: skip
     return ctx, refusals
 
 

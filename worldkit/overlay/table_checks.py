@@ -16,18 +16,33 @@
 A key column `*` is the whole row, for rows found by what they say:
 `key: ["*"]`, `rows: [{"*": {claim: [SCN-WB-2025-12]}, classification: major}]`.
 
-The file is read by `tables.read_table` (any common dialect, columns by header name in any
-order). Expected values compare as `values` says: a number numerically within the column's
-`tolerance`; a date by `parse_date`; a key string as an identifier (`fold_id`); any other
-string as an enumeration (`fold_enum`) or one of the column's declared synonyms (a key
-column's synonyms too, as identifiers); a
-`{claim: [terms]}` by `claims` rules inside the cell. A missing row, a duplicated row, a wrong
-value on any listed row, or a present `absent` row fails the check, and the detail names them.
+The file is read by `documents.read_document` (any encoding, xlsx, docx) and
+`tables.read_table` (any common dialect, columns by header name in any order). Each column has
+a type, declared in `columns` (`type:`) or taken from the expected values:
+
+- `identifier` (key columns): `fold_id` — `ZV 23004` = `ZV-23004` = `zv-23004`; declared
+  synonyms compare as identifiers too;
+- `date`: the cell writes the expected day in any form of `values.parse_date`; a wrong day fails;
+- `number`: numerically within `tolerance`; with `unit:` the unit is part of the value — a cell
+  may leave it to the header (`2.49`) but a cell that writes another unit (`2.49 mg/mL` in a `%`
+  column) fails;
+- `enum`: `fold_enum`, or one of the declared `synonyms`;
+- `text`: free text stating the declared key facts: `{claim: [terms]}` by `claims` rules
+  (negation-aware) inside the cell, and none of its `forbid` claims (`forbid: [[terms], …]`).
+
+Rows that are not rows: notes under the table (`tables.read_table`), and rows that a note or
+the row itself marks as excluded (a cell reading or opening with `excluded` or `out of scope`,
+or saying `not a finding`; or a note with such words naming the row's key or its footnote mark).
+A table with a header and no data rows fails. A missing row, a duplicated row, a wrong value on
+any listed row (a value attached to another row is wrong on both), or a present `absent` row
+fails the check, and the detail names them. Columns declared in `columns` must be in the
+header, also for a check that only lists `absent` rows.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
@@ -36,14 +51,36 @@ from worldkit._model import Model
 from worldkit.overlay.check_base import _PathCheck, _read_text, register_check
 from worldkit.overlay.claims import Claim
 from worldkit.overlay.context import CheckResult, GradingContext
-from worldkit.overlay.tables import TableError, header_key, read_table
+from worldkit.overlay.tables import Table, TableError, header_key, read_table
 from worldkit.overlay.values import (
+    date_spans,
     fold_enum,
     fold_id,
+    id_pattern,
     numbers_equal,
     parse_date,
     parse_number,
+    split_unit,
+    same_unit,
 )
+
+ColumnType = Literal["identifier", "date", "number", "enum", "text"]
+
+_EXCLUDED_CELL = {
+    "excluded", "not-a-finding", "no-finding", "not-included", "out-of-scope", "not-counted", "withdrawn",
+    "not-a-deviation",
+}  # fmt: skip
+_EXCLUDED_HEAD = re.compile(
+    r"^\W*(?:excluded|not included|out of scope)\b"
+    r"|\b(?:not (?:a|counted as a|considered a|listed as a|treated as a) finding|no finding)\b",
+    re.IGNORECASE,
+)
+_EXCLUSION_NOTE = re.compile(
+    r"exclud|not (?:a |counted as a |considered a |listed as a |treated as a )?finding|no finding|not (?:included|counted|listed)"
+    r"|out of scope|(?<![\w-])compliant|for information|informational|disregard|not applicable",
+    re.IGNORECASE,
+)
+_MARK = re.compile(r"([*\u2020\u2021\u00b9\u00b2\u00b3]+)$")
 
 Cell = str | int | float | dt.date | dict[str, Any]
 
@@ -56,11 +93,45 @@ class ColumnRule(Model):
     """How one column's cells compare."""
 
 
+    # Unset new fields are left out of the dump, so overlays that do not use them keep their digests.
+    type: ColumnType | None = Field(None, exclude_if=lambda v: v is None)
+    """How the column's cells compare (module docstring); by default taken from the expected
+    value (a number, a date, a `{claim}` mapping, a key string, any other string)."""
+    unit: str | None = Field(None, exclude_if=lambda v: v is None)
+    """For a number column: the unit of its values (`%`, `month`, `mg/mL`, …). A cell may omit
+    it; a cell that writes another unit fails."""
     tolerance: float = Field(0.0, ge=0)
     """Absolute tolerance for numeric values."""
     synonyms: dict[str, list[str]] = Field(default_factory=dict)
     """Enumeration value → accepted other spellings (compared after `fold_enum`; on a key column,
     as identifiers after `fold_id`, so `Site 2` can name the row keyed `02`)."""
+
+
+def _kind_of(expected: Cell, key: bool) -> ColumnType:
+    if isinstance(expected, (int, float)):
+        return "number"
+    if isinstance(expected, dt.date):
+        return "date"
+    if isinstance(expected, dict):
+        return "text"
+    return "identifier" if key else "enum"
+
+
+def _cell_claims(expected: dict[str, Any], where: str = "a cell") -> tuple[Claim, list[Claim]]:
+    """A free-text cell's key facts: (the claim it must state, the claims it must not)."""
+    unknown = sorted(set(expected) - {"claim", "forbid"})
+    if "claim" not in expected or unknown:
+        raise ValueError(f"{where}: a free-text cell is {{claim: [terms], forbid: [[terms], …]}}"
+                         + (f"; unknown key(s) {', '.join(unknown)}" if unknown else ""))  # fmt: skip
+    claim = Claim.model_validate({"all": expected["claim"], "within": "document"})
+    forbid = [Claim.model_validate({"all": terms, "within": "sentence"}) for terms in expected.get("forbid", [])]
+    return claim, forbid
+
+
+def _states(actual: str, expected: dict[str, Any]) -> bool:
+    """A free-text cell states the `claim` terms and none of the `forbid` claims."""
+    claim, forbid = _cell_claims(expected)
+    return claim.match(actual) is not None and not any(f.match(actual) is not None for f in forbid)
 
 
 def _describe(value: Cell) -> str:
@@ -91,6 +162,9 @@ class CsvRows(_PathCheck):
                 missing = [k for k in self.key if k not in row]
                 if missing:
                     raise ValueError(f"{what}[{index}] lacks the key column(s) {', '.join(missing)}")
+                for column, value in row.items():
+                    if isinstance(value, dict):
+                        _cell_claims(value, f"{what}[{index}].{column}")
         return self
 
     def _rule(self, column: str) -> ColumnRule:
@@ -100,18 +174,47 @@ class CsvRows(_PathCheck):
         rule = self._rule(column)
         if isinstance(expected, bool):
             expected = str(expected).lower()
-        if isinstance(expected, (int, float)):
+        kind = rule.type or _kind_of(expected, key)
+        if kind == "number":
             number = parse_number(actual, decimal_comma=comma)
-            return number is not None and numbers_equal(number, float(expected), rule.tolerance)
-        if isinstance(expected, dt.date):
-            return parse_date(actual) == expected
+            if number is None or not isinstance(expected, (int, float, str)):
+                return False
+            wanted = parse_number(str(expected)) if isinstance(expected, str) else float(expected)
+            if wanted is None or not numbers_equal(number, wanted, rule.tolerance):
+                return False
+            written = split_unit(actual)[1]
+            return not (rule.unit and written and not same_unit(written, rule.unit))
+        if kind == "date":
+            day = expected if isinstance(expected, dt.date) else parse_date(str(expected))
+            return day is not None and (parse_date(actual) == day or day in {d for _, _, d in date_spans(actual)})
         if isinstance(expected, dict):
-            claim = Claim.model_validate({"all": expected["claim"], "within": "document"})
-            return claim.match(actual) is not None
-        if key:
-            return fold_id(actual) in {fold_id(expected), *(fold_id(s) for s in rule.synonyms.get(expected, []))}
-        accepted = {fold_enum(expected), *(fold_enum(s) for s in rule.synonyms.get(expected, []))}
+            return _states(actual, expected)
+        if kind == "text":
+            return Claim.model_validate({"all": [expected], "within": "document"}).match(actual) is not None
+        if kind == "identifier":
+            accepted = {fold_id(str(expected)), *(fold_id(s) for s in rule.synonyms.get(str(expected), []))}
+            return fold_id(_MARK.sub("", actual)) in accepted
+        accepted = {fold_enum(str(expected)), *(fold_enum(s) for s in rule.synonyms.get(str(expected), []))}
         return fold_enum(actual) in accepted
+
+    def _excluded(self, row: dict[str, str], notes: tuple[str, ...]) -> bool:
+        """Whether the row itself, or a note naming it, says it is not a row of the answer."""
+        cells = list(row.values())
+        key_columns = {header_key(k) for k in self.key if k != ROW}
+        others = [v for k, v in row.items() if k not in key_columns]
+        if any(fold_enum(c) in _EXCLUDED_CELL or _EXCLUDED_HEAD.search(c) for c in others if c):
+            return True
+        marks = {m.group(1) for c in cells if (m := _MARK.search(c.strip()))}
+        keys = [row.get(header_key(k), "") for k in self.key if k != ROW] or cells[:1]
+        for note in notes:
+            if not _EXCLUSION_NOTE.search(note):
+                continue
+            if any(note.lstrip().startswith(mark) for mark in marks):
+                return True
+            named = [_MARK.sub("", k).strip() for k in keys if _MARK.sub("", k).strip()]
+            if named and all(re.search(id_pattern(k), note, re.IGNORECASE) for k in named):
+                return True
+        return False
 
     def _label(self, row: dict[str, Cell]) -> str:
         return ", ".join(f"{k} {_describe(row[k])}" for k in self.key)
@@ -125,11 +228,16 @@ class CsvRows(_PathCheck):
         except TableError as error:
             return CheckResult(False, f"workspace/{self.path}: {error}")
         needed = {header_key(c) for row in self.rows for c in row} | {header_key(k) for k in self.key}
+        needed |= {header_key(c) for c in self.columns}
         needed.discard(ROW)
         absent_columns = sorted(needed - set(table.header))
         if absent_columns:
             return CheckResult(False, f"workspace/{self.path} has no column {', '.join(absent_columns)} "
                                       f"(header: {', '.join(table.header)})")  # fmt: skip
+        rows = [r for r in table.rows if not self._excluded(r, table.notes)]
+        if not rows:
+            excluded = f" ({len(table.rows)} marked as excluded)" if table.rows else ""
+            return CheckResult(False, f"workspace/{self.path} holds a header and no data rows{excluded}")
         wrong: list[str] = []
 
         comma = table.delimiter != ","
@@ -139,7 +247,7 @@ class CsvRows(_PathCheck):
 
         def selected(expected: dict[str, Cell]) -> list[dict[str, str]]:
             return [
-                r for r in table.rows
+                r for r in rows
                 if all(self._cell_ok(k, cell(r, k), expected[k], key=True, comma=comma) for k in self.key)
             ]  # fmt: skip
 

@@ -6,6 +6,10 @@ order listed); spaces after separators; quoted cells (with the separator or doub
 inside); blank lines; a markdown pipe table (leading and trailing `|`, a `|---|` rule line).
 Header names are matched by `header_key`: case folded, surrounding spaces dropped, inner runs
 of spaces, `-` and `.` made `_` (`Equipment ID` → `equipment_id`). Cells are stripped.
+
+Notes are not rows: a line whose first cell opens with `Note`, `Notes`, `Footnote`, `Remark`,
+`Source`, `N.B.` or a footnote mark (`*`, `†`, `‡`), or a line holding only a first cell of four
+or more words (a sentence written under the table), is kept in `Table.notes`, not in `rows`.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ class Table:
     header: list[str]
     rows: list[dict[str, str]]
     delimiter: str
+    notes: tuple[str, ...] = ()
+    """Lines under or among the rows that are notes, not rows (module docstring)."""
 
 
 class TableError(ValueError):
@@ -48,6 +54,18 @@ def _is_rule(cells: list[str]) -> bool:
     return bool(cells) and all(re.fullmatch(r":?-{2,}:?", c.strip()) for c in cells if c.strip())
 
 
+_NOTE_HEAD = re.compile(r"^\s*(?:[*\u2020\u2021]|(?:notes?|footnotes?|remarks?|source|n\.\s?b\.?)\b)", re.IGNORECASE)
+
+
+def _is_note(cells: list[str]) -> bool:
+    filled = [c for c in cells if c.strip()]
+    if not filled:
+        return False
+    if _NOTE_HEAD.match(cells[0]):
+        return True
+    return len(filled) == 1 and bool(cells[0].strip()) and len(cells[0].split()) >= 4
+
+
 def read_table(text: str) -> Table:
     """Parse `text` (see the module docstring); raises `TableError` when there is no header."""
     lines = _lines(text)
@@ -67,9 +85,13 @@ def read_table(text: str) -> Table:
     if len([h for h in header if h]) < 2:
         raise TableError(f"the first line {lines[0][:80]!r} is not a header row of at least two named columns")
     rows = []
+    notes = []
     for cells in raw[1:]:
         if not any(cells):
             continue
+        if _is_note(cells):
+            notes.append(", ".join(c for c in cells if c))
+            continue
         row = {name: (cells[i] if i < len(cells) else "") for i, name in enumerate(header) if name}
         rows.append(row)
-    return Table(header=[h for h in header if h], rows=rows, delimiter=delimiter)
+    return Table(header=[h for h in header if h], rows=rows, delimiter=delimiter, notes=tuple(notes))

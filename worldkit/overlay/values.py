@@ -14,6 +14,11 @@ Rules, stated once (the checks and the `facts` judge use only these):
   `CAPA‑2025‑0005` (non-breaking hyphen) are one identifier: case folds, and between letters and
   digits any run of separators (or none) matches; an identifier never matches inside a longer
   one (`SC-03` is not found in `SC-030`).
+- **Units** (`unit_pattern`, `split_unit`): a unit is part of a value (`2.49 mg/mL` is not
+  `2.49 %`). A declared unit matches its written forms: `%` (`percent`, `per cent`), `month`
+  (`36 months`, `36-month`, `36 mo`, `36M`), `week`, `day`, `year`, `°C` (`°C`, `ºC`, `deg C`,
+  `℃`), `mg/mL` (`mg per mL`, `mg·mL⁻¹`), `µg/mL`; any other unit matches as written (case
+  folded, spaces around `/` free).
 - **Dates** (`parse_date`): ISO `2026-03-20`, `20 Mar 2026`, `20 March 2026`, `March 20, 2026`,
   `20/03/2026`, `20.03.2026` (day first, as written at the site) and `20-Mar-2026`.
 """
@@ -36,7 +41,7 @@ NUMBER_RE = re.compile(
 )
 """A written number inside running text (used to find candidates before `parse_number`)."""
 
-_UNIT_TAIL = re.compile(r"\s*(%|‰|[a-zA-Zµμ°/·]+[\w/·%°]*)\s*$")
+_UNIT_TAIL = re.compile(r"\s*[-\u2010\u2011]?\s*(%|‰|[a-zA-Zµμ°/·]+[\w/·%°]*)\s*$")
 _APPROX_HEAD = re.compile(r"^\s*(~|≈|about|approx\.?|approximately|ca\.?)\s*", re.IGNORECASE)
 
 
@@ -66,6 +71,48 @@ def parse_number(text: str, *, decimal_comma: bool = False) -> float | None:
     except ValueError:
         return None
     return number if math.isfinite(number) else None
+
+
+_UNIT_FORMS = {
+    "%": r"%|percent\b|per ?cent\b",
+    "month": r"months?\b|mo\b\.?|mths?\b|(?-i:M)(?![A-Za-z])",
+    "week": r"weeks?\b|wks?\b|(?-i:W)(?![A-Za-z])",
+    "day": r"days?\b|(?-i:d)(?![A-Za-z])",
+    "year": r"years?\b|yrs?\b|(?-i:Y)(?![A-Za-z])",
+    "°c": r"°\s?C\b|º\s?C\b|deg(?:rees?)?\.?\s?C\b|℃",
+    "mg/ml": r"mg\s?/\s?ml\b|mg\s?per\s?ml\b|mg\s?[·.]?\s?ml(?:-1|⁻¹)",
+    "µg/ml": r"[µμu]g\s?/\s?ml\b|[µμu]g\s?per\s?ml\b",
+}
+_UNIT_ALIASES = {"months": "month", "weeks": "week", "days": "day", "years": "year", "percent": "%", "pct": "%",
+                 "degc": "°c", "ug/ml": "µg/ml", "μg/ml": "µg/ml"}  # fmt: skip
+
+
+def _unit_key(unit: str) -> str:
+    key = re.sub(r"\s+", "", unit.strip().casefold())
+    return _UNIT_ALIASES.get(key, key)
+
+
+def unit_pattern(unit: str) -> str:
+    """A regular expression (use with IGNORECASE, anchored right after the number) matching the
+    written forms of `unit`, with the space or hyphen a writer puts between number and unit."""
+    form = _UNIT_FORMS.get(_unit_key(unit))
+    if form is None:
+        form = r"\s?/\s?".join(re.escape(part.strip()) for part in unit.split("/")) + r"(?![A-Za-z])"
+    return rf"[\s\u00a0]?[-\u2010\u2011]?\s?(?:{form})"
+
+
+def split_unit(text: str) -> tuple[str, str]:
+    """(number part, unit part) of a written value: `2.49 mg/mL` → (`2.49`, `mg/mL`)."""
+    value = text.strip()
+    tail = _UNIT_TAIL.search(value)
+    if tail is None or not tail.group(1) or tail.start() == 0:
+        return value, ""
+    return value[: tail.start()].strip(), tail.group(1)
+
+
+def same_unit(written: str, unit: str) -> bool:
+    """Whether the unit part `written` of a value is a written form of `unit`."""
+    return re.fullmatch(unit_pattern(unit), " " + written.strip(), re.IGNORECASE) is not None
 
 
 def numbers_in(text: str) -> list[float]:
@@ -148,3 +195,8 @@ def parse_date(text: str) -> dt.date | None:
 def dates_in(text: str) -> list[dt.date]:
     """Every date written in `text`."""
     return [d for d in (_date_of(m) for m in DATE_RE.finditer(text)) if d is not None]
+
+
+def date_spans(text: str) -> list[tuple[int, int, dt.date]]:
+    """Every date written in `text`, with where it is written: (start, end, date)."""
+    return [(m.start(), m.end(), d) for m in DATE_RE.finditer(text) if (d := _date_of(m)) is not None]

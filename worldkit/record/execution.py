@@ -54,7 +54,7 @@ RUNS_SOURCE = "runs"
 
 ConditionSpec = Annotated[str, Field(pattern=r"^(full|curated(:\S+)?)$")]
 
-_PASSED = {"pass": True, "fail": False, "ungraded": None, "grader_error": None}
+_PASSED = {"pass": True, "fail": False, "ungraded": None, "grader_error": None, "unknown": None}
 _ACCESSED = {"accessed": True, "not_accessed": False, "unknown": None}
 
 
@@ -66,9 +66,11 @@ class CriterionOutcome(Model):
     """The rubric criterion's identifier."""
     route: Route
     """`deterministic` (a check on the captured state) or `semantic` (a judge)."""
-    result: Literal["pass", "fail", "ungraded", "grader_error"]
+    result: Literal["pass", "fail", "ungraded", "grader_error", "unknown"]
     """The verdict; `ungraded` when no judge ran, `grader_error` when the judge could not decide
-    (its endpoint kept failing, its reply could not be read) — never a guess."""
+    (its endpoint kept failing, its reply could not be read) — never a guess; `unknown` when a
+    check needs what was not captured (mail or record changes graded without the event log).
+    `ungraded`, `grader_error` and `unknown` count in no pass rate."""
     access: Literal["accessed", "not_accessed", "unknown"]
     """Whether every member of one sufficient evidence set was returned with its mapped
     content; `unknown` when the event log cannot decide."""

@@ -101,11 +101,23 @@ def test_file_checks_refuse_paths_outside_the_workspace() -> None:
         CHECK.validate_python({"type": "deliverable_exists", "path": "../etc/passwd"})
 
 
-def test_non_utf8_deliverable_fails_with_a_reason(tmp_path: Path) -> None:
+def test_a_deliverable_that_is_not_text_fails_with_a_reason(tmp_path: Path) -> None:
     context = ctx(tmp_path)
-    (context.workspace / "r.md").write_bytes(b"\xff\xfe approved")
+    (context.workspace / "r.md").write_bytes(b"\xff\xfe approved")  # a UTF-16 mark, then odd bytes
     result = run({"type": "contains", "path": "r.md", "text": "approved", "case": "sensitive"}, context)
-    assert not result.passed and "not UTF-8" in result.detail
+    assert result.passed is False and "byte-order mark but is not utf-16" in result.detail
+    (context.workspace / "r.md").write_bytes(b"approved\x00\x01\x02")
+    result = run({"type": "contains", "path": "r.md", "text": "approved", "case": "sensitive"}, context)
+    assert result.passed is False and "not a text file" in result.detail
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "utf-16", "cp1252"])
+def test_a_memo_saved_in_any_common_encoding_is_read(tmp_path: Path, encoding: str) -> None:
+    context = ctx(tmp_path)
+    text = "Caf\u00e9 review \u2013 the lot was \u201capproved\u201d on 4 Nov 2025 by the QA manager.\n"
+    (context.workspace / "r.md").write_bytes(text.encode(encoding))
+    result = run({"type": "contains", "path": "r.md", "text": "\u2013 the lot was \u201capproved\u201d", "case": "sensitive"}, context)
+    assert result.passed is True, result.detail
 
 
 def test_bad_regex_is_a_validation_error() -> None:

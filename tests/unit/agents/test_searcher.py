@@ -1,4 +1,6 @@
-"""The searcher agent: seeded, budgeted, and never stating content whose evidence it did not read."""
+"""The searcher agent: seeded, budgeted, and never stating content whose evidence it did not read.
+
+Tests that run it on PharmaCo are slow (a fresh cache materializes the world first)."""
 
 from __future__ import annotations
 
@@ -60,6 +62,7 @@ def test_same_seed_same_run_and_another_seed_another(tmp_path: Path) -> None:
     assert _calls(other) != _calls(first)
 
 
+@pytest.mark.slow
 def test_budget_bounds_the_looking(tmp_path: Path) -> None:
     record = _run(tmp_path, "searcher:6")
     looking = [tool for tool, _ in _calls(record) if tool not in ("write_file", "send_message")]
@@ -85,6 +88,7 @@ def test_states_only_what_its_logged_reads_cover(tmp_path: Path) -> None:
     assert seen_stated  # some runs did read enough to state something
 
 
+@pytest.mark.slow
 def test_the_key_refuses_content_whose_evidence_was_not_read(tmp_path: Path) -> None:
     record = _run(tmp_path, "noop")
     overlay = load_overlay(resolve_overlay(SWEEP))

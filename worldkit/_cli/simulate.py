@@ -123,7 +123,7 @@ def register(app: typer.Typer) -> None:
         design: str | None = typer.Option(None, "--design", metavar="D", help=_DESIGN_HELP + " Without --ledgers."),
         effect: float | None = typer.Option(None, "--effect", metavar="PP", help="Pass effect to detect, in percentage points (default with --ledgers: the pilot's)."),
         access_effect: float | None = typer.Option(None, "--access-effect", metavar="PP", help="Access effect in points (default: the pilot's, or as --effect)."),
-        repeats: str = typer.Option("2,4,8", "--repeats", metavar="R1,R2,…", help="Full runs per task × agent to try."),
+        repeats: str = typer.Option("2,4,8", "--repeats", metavar="COUNTS", help="Full runs per task × agent to try, comma-separated (e.g. 2,4,8)."),
         tasks: int | None = typer.Option(None, "--tasks", metavar="N", help="Number of tasks (default: the pilot's or the design's)."),
         sims: int = typer.Option(200, "--sims", metavar="K", min=2, help="Simulated campaigns per repeats count."),
         replicates: int = typer.Option(100, "--replicates", metavar="B", min=1, help="Bootstrap replicates per campaign."),

@@ -17,6 +17,7 @@ its Monte Carlo standard error.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
@@ -65,7 +66,11 @@ def _mixed(frame: object, outcome: str) -> tuple[np.ndarray, Spread]:
         {"task": "0 + C(task)", "criterion": "0 + C(criterion)", "run": "0 + C(run)"},
         frame,
     )
-    fitted = model.fit_vb()
+    with warnings.catch_warnings():  # the variational fit's exp() overflows on the way; its result is checked below
+        warnings.simplefilter("ignore", RuntimeWarning)
+        fitted = model.fit_vb()
+    if not (np.all(np.isfinite(fitted.fe_mean)) and np.all(np.isfinite(fitted.vcp_mean))):
+        raise UsageError(f"the pilot's {outcome} model could not be fitted (non-finite estimates); state the model with --design")
     sd = dict(zip(model.vcp_names, np.exp(np.asarray(fitted.vcp_mean, dtype=float)), strict=True))
     return np.asarray(fitted.fe_mean, dtype=float), Spread(task=sd["task"], criterion=sd["criterion"], run=sd["run"])
 

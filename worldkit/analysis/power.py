@@ -3,8 +3,8 @@
 Two sources of the data-generating model (`worldkit.analysis.simulate.SimModel`):
 
 - a **pilot** (`fit_pilot`): result rows of earlier runs. Access and pass given access are each
-  fitted as a logistic mixed model — condition and agent fixed, task, criterion-within-task and
-  run random — by statsmodels' `BinomialBayesMixedGLM` (variational Bayes, posterior means); the
+  fitted as a logistic mixed model — condition and agent fixed; task, criterion-within-task, run
+  and the task's own condition effect random — by statsmodels' `BinomialBayesMixedGLM` (variational Bayes, posterior means); the
   pass rate without access is the pooled share. The pilot's design (criteria per task, agents,
   full runs per task × agent, packets) is the design whose repeats vary, and the effects to plant
   default to the pilot's own GEE estimates (worldkit's analysis, no bootstrap);
@@ -63,7 +63,7 @@ def _mixed(frame: object, outcome: str) -> tuple[np.ndarray, Spread]:
 
     model = BinomialBayesMixedGLM.from_formula(
         f"{outcome} ~ curated + C(agent)",
-        {"task": "0 + C(task)", "criterion": "0 + C(criterion)", "run": "0 + C(run)"},
+        {"task": "0 + C(task)", "criterion": "0 + C(criterion)", "run": "0 + C(run)", "condition": "0 + C(task):curated"},
         frame,
     )
     with warnings.catch_warnings():  # the variational fit's exp() overflows on the way; its result is checked below
@@ -72,7 +72,8 @@ def _mixed(frame: object, outcome: str) -> tuple[np.ndarray, Spread]:
     if not (np.all(np.isfinite(fitted.fe_mean)) and np.all(np.isfinite(fitted.vcp_mean))):
         raise UsageError(f"the pilot's {outcome} model could not be fitted (non-finite estimates); state the model with --design")
     sd = dict(zip(model.vcp_names, np.exp(np.asarray(fitted.vcp_mean, dtype=float)), strict=True))
-    return np.asarray(fitted.fe_mean, dtype=float), Spread(task=sd["task"], criterion=sd["criterion"], run=sd["run"])
+    return np.asarray(fitted.fe_mean, dtype=float), Spread(task=sd["task"], criterion=sd["criterion"], run=sd["run"],
+                                                          condition=sd["condition"])
 
 
 def fit_pilot(rows: Iterable[ResultRow]) -> Pilot:

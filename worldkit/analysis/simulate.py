@@ -2,11 +2,12 @@
 
 The model (every parameter a field of `SimModel`, on the logit scale unless said otherwise):
 
-    access:          logit P(accessed)      = a0 + a[agent] + a_c·curated + u_task + u_crit + u_run
-    pass | accessed: logit P(pass)          = p0 + p[agent] + p_c·curated + w_task + w_crit + w_run
-    pass | not:      P(pass)                = pass_without_access   (absence-credited criteria)
+    access:          logit P(accessed) = a0 + a[agent] + (a_c + s_task)·curated + u_task + u_crit + u_run
+    pass | accessed: logit P(pass)     = p0 + p[agent] + (p_c + t_task)·curated + w_task + w_crit + w_run
+    pass | not:      P(pass)           = pass_without_access   (absence-credited criteria)
 
-with independent normal random effects per task, per criterion (within its task) and per run.
+with independent normal random effects per task, per criterion (within its task), per run, and a
+task's own condition effect (s_task, t_task: a task × condition random slope).
 The condition effects are *planted on the scale the analysis estimates*: `a_c` and `p_c` are
 solved (Gauss–Hermite integration over the random effects, `scipy.optimize.brentq`) so that the
 agent-standardized, population-averaged difference curated − full is exactly the stated access
@@ -78,10 +79,13 @@ class Spread(Model):
     """Between criteria of a task."""
     run: float = Field(default=0.0, ge=0)
     """Between runs."""
+    condition: float = Field(default=0.0, ge=0)
+    """Between tasks' own condition effects (a task × condition random slope, added under
+    curation): what makes the task-cluster interval of the difference wide."""
 
-    @property
-    def total(self) -> float:
-        return math.sqrt(self.task**2 + self.criterion**2 + self.run**2)
+    def total(self, curated: bool) -> float:
+        """SD of all random effects of one execution under the condition."""
+        return math.sqrt(self.task**2 + self.criterion**2 + self.run**2 + (self.condition**2 if curated else 0.0))
 
 
 class SimModel(Model):
@@ -98,9 +102,9 @@ class SimModel(Model):
     """p[agent]: one offset per agent (cycled)."""
     pass_without_access: float = Field(default=0.1, ge=0, le=1)
     """Probability of a pass without access (a criterion credited for an absence)."""
-    access_sd: Spread = Field(default_factory=lambda: Spread(task=0.8, criterion=1.2, run=0.4))
+    access_sd: Spread = Field(default_factory=lambda: Spread(task=0.8, criterion=1.2, run=0.4, condition=0.5))
     """SDs of the random effects of access."""
-    pass_sd: Spread = Field(default_factory=lambda: Spread(task=0.8, criterion=1.2, run=0.4))
+    pass_sd: Spread = Field(default_factory=lambda: Spread(task=0.8, criterion=1.2, run=0.4, condition=0.5))
     """SDs of the random effects of pass given access (drawn independently of access's)."""
 
     def agent_offsets(self, agents: int) -> tuple[np.ndarray, np.ndarray]:
@@ -131,8 +135,8 @@ class Planted:
 def _margins(model: SimModel, agents: int, a_c: float, p_c: float) -> tuple[np.ndarray, np.ndarray]:
     """Standardized (full, curated) access and pass probabilities."""
     a, p = model.agent_offsets(agents)
-    acc_cells = np.array([_mean_expit(model.access_intercept + a + a_c * c, model.access_sd.total) for c in (0, 1)])
-    given = np.array([_mean_expit(model.pass_intercept + p + p_c * c, model.pass_sd.total) for c in (0, 1)])
+    acc_cells = np.array([_mean_expit(model.access_intercept + a + a_c * c, model.access_sd.total(bool(c))) for c in (0, 1)])
+    given = np.array([_mean_expit(model.pass_intercept + p + p_c * c, model.pass_sd.total(bool(c))) for c in (0, 1)])
     passed = (acc_cells * given + (1 - acc_cells) * model.pass_without_access).mean(axis=1)
     return acc_cells.mean(axis=1), passed
 
@@ -165,14 +169,17 @@ def draw(design: SimDesign, model: SimModel, plant: Planted, rng: np.random.Gene
     run = 0
     for t, n_crit in enumerate(design.criteria):
         u_task, w_task = rng.normal(0, 1, 2) * (model.access_sd.task, model.pass_sd.task)
+        u_slope, w_slope = rng.normal(0, 1, 2) * (model.access_sd.condition, model.pass_sd.condition)
         u_crit, w_crit = rng.normal(0, 1, (2, n_crit)) * ((model.access_sd.criterion,), (model.pass_sd.criterion,))
         for agent in range(design.agents):
             cells = [(False, -1)] * design.repeats + [(True, k) for k in range(design.packets) for _ in range(design.per_packet)]
             for curated, packet in cells:
                 u_run, w_run = rng.normal(0, 1, 2) * (model.access_sd.run, model.pass_sd.run)
                 c = float(curated)
-                p_acc = _expit(model.access_intercept + a_off[agent] + plant.access_condition * c + u_task + u_crit + u_run)
-                p_pass = _expit(model.pass_intercept + p_off[agent] + plant.pass_condition * c + w_task + w_crit + w_run)
+                p_acc = _expit(model.access_intercept + a_off[agent] + (plant.access_condition + u_slope) * c + u_task
+                               + u_crit + u_run)
+                p_pass = _expit(model.pass_intercept + p_off[agent] + (plant.pass_condition + w_slope) * c + w_task
+                                + w_crit + w_run)
                 accessed = rng.random(n_crit) < p_acc
                 passed = np.where(accessed, rng.random(n_crit) < p_pass, rng.random(n_crit) < model.pass_without_access)
                 for key, value in (("task", t), ("agent", agent), ("curated", curated), ("packet", packet), ("run", run)):

@@ -23,6 +23,7 @@ Carlo standard error. `worldkit.analysis.power` builds on it.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -308,7 +309,9 @@ def simulate(
     found: dict[str, tuple[list[float | None], list[tuple[float, float] | None]]] = {"pass": ([], []), "access": ([], [])}
     for k in range(sims):
         data = draw(design, model, plant, np.random.default_rng([seed, k]))
-        result = analyze_executions(data, "simulated", replicates=replicates, seed=seed + k, workers=1)
+        with warnings.catch_warnings():  # diverging bootstrap refits overflow exp(); the analysis counts them
+            warnings.simplefilter("ignore", RuntimeWarning)
+            result = analyze_executions(data, "simulated", replicates=replicates, seed=seed + k, workers=1)
         for key, estimate in (("pass", result.passed), ("access", result.access)):
             contrast = estimate.contrast if estimate is not None else None
             found[key][0].append(contrast.difference if contrast is not None else None)

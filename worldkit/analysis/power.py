@@ -82,7 +82,8 @@ def fit_pilot(rows: Iterable[ResultRow]) -> Pilot:
 
     from worldkit.analysis.analyze import analyze_executions
 
-    kept = [r for r in rows if r.passed is not None and r.accessed is not None]
+    every = list(rows)
+    kept = [r for r in every if r.passed is not None and r.accessed is not None]
     if len({r.task for r in kept}) < 2 or {r.condition for r in kept} != {"full", "curated"}:
         raise UsageError("the pilot needs graded rows with known access in both conditions on at least 2 tasks")
     agents = sorted({r.agent for r in kept})
@@ -105,7 +106,7 @@ def fit_pilot(rows: Iterable[ResultRow]) -> Pilot:
         pass_without_access=float(without["passed"].mean()) if len(without) else 0.0,
         access_sd=access_sd, pass_sd=pass_sd,
     )  # fmt: skip
-    analysis = analyze_executions(executions(kept), "pilot", replicates=0)
+    analysis = analyze_executions(executions(every), "pilot", replicates=0)  # the estimates as the pilot's report gives them
     if analysis.passed is None or analysis.passed.contrast is None or analysis.access is None or analysis.access.contrast is None:
         raise UsageError(f"the pilot's own analysis gives no estimate ({analysis.reason or 'perfect separation'}); "
                          "state the effect with --effect")  # fmt: skip

@@ -71,9 +71,14 @@ def test_a_large_planted_effect_is_found() -> None:
 
 @pytest.mark.slow
 def test_under_no_effect_the_rejection_rate_is_near_five_percent() -> None:
-    report = simulate(SMALL, SimModel(), pass_effect=0.0, access_effect=0.0, sims=40, replicates=60, seed=11)
+    # Eight task clusters, as the paper; tasks share one condition effect (task × condition variation
+    # makes the few-cluster bootstrap interval too narrow, see docs/experiment.md).
+    steady = Spread(task=0.8, criterion=1.2, run=0.4)
+    design = SMALL.model_copy(update={"criteria": [4] * 8})
+    report = simulate(design, SimModel(access_sd=steady, pass_sd=steady), pass_effect=0.0, access_effect=0.0, sims=40,
+                      replicates=60, seed=11)
     for metric in (report.passed, report.access):
-        assert metric.truth == 0.0
+        assert metric.truth == pytest.approx(0.0, abs=1e-9)
         assert metric.with_interval >= 36
         assert metric.rejection <= 0.2  # 5% nominal; 40 ledgers and 6 task clusters leave room
         assert metric.coverage == pytest.approx(1 - metric.rejection)

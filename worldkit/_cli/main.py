@@ -44,6 +44,7 @@ _COMMAND_MODULES = [
     "audit",
     "campaign",
     "export",
+    "simulate",
 ]
 
 _COMMANDS: dict[str, tuple[str, ...]] = {
@@ -65,6 +66,8 @@ _COMMANDS: dict[str, tuple[str, ...]] = {
     "audit": ("audit",),
     "campaign": ("campaign",),
     "export": ("export",),
+    "simulate": ("simulate",),
+    "power": ("simulate",),
 }
 """Top-level command name → the command modules that define it (and its sub-commands)."""
 
@@ -162,7 +165,7 @@ def _register(modules: list[str] | tuple[str, ...]) -> Any:
 
 _COMMAND_NAMES = [
     "materialize", "schema", "report", "serve", "verify", "freeze", "run", "regrade", "grade", "judge-batch", "world", "log", "infoorg",
-    "overlay", "judge", "audit", "campaign", "export",
+    "overlay", "judge", "audit", "campaign", "export", "power", "simulate",
 ]  # fmt: skip
 """The order `worldkit --help` lists the commands in (commands first, then groups, as registered)."""
 

@@ -22,11 +22,17 @@ from worldkit.errors import UsageError
 
 @dataclass(frozen=True)
 class AgentTask:
-    """What an agent is given: the request, and (oracle only) the reference actions."""
+    """What an agent is given: the request, and (oracle only) the reference actions; (searcher
+    only) the runner's answer key gated by evidence (`worldkit.run.answer_key`)."""
 
     request: str
     seat: str
     reference_actions: tuple[dict[str, Any], ...] = ()
+    answer_key: Any = None
+    """Runner-side object releasing reference content only for criteria whose evidence the run's
+    logged calls cover; given only to agents that declare `uses_answer_key = True`."""
+    run_id: str = ""
+    """The run's id (a seeded agent mixes it into its seed, so a campaign's repeats differ)."""
 
 
 @dataclass
@@ -69,6 +75,7 @@ BUILTIN_AGENTS: dict[str, str] = {
     "baseline:silhouette": "worldkit.agents.infoorg:make_silhouette",
     "baseline:random": "worldkit.agents.infoorg:make_random",
     "deepagents": "worldkit.agents.harness.deepagents:make_deepagents",
+    "searcher": "worldkit.agents.searcher:make_searcher",
 }
 """worldkit's own agents: the same table pyproject.toml declares under
 `[project.entry-points."worldkit.agents"]` (a test keeps the two equal), so they are found the

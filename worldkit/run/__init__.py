@@ -6,7 +6,9 @@
 - `folder`: the run folder a run leaves on disk, and what `worldkit grade RUN_DIR` reads;
 - `regrade`: grading without running an agent (a workspace, a run folder, a finished run again);
 - `batch`: judging the semantic criteria of many finished runs in one blinded batch;
-- `logcheck`: a finished run's event log checked against its anchor.
+- `logcheck`: a finished run's event log checked against its anchor;
+- `answer_key`: the answer key gated by evidence that the runner gives the `searcher` agent;
+- `wrong_answers`: the reference deliverable with a criterion spoiled (its wrong answers).
 
 May import `agents`, `grade`, `record`, `mcp` and below; never `campaign`, `analysis`, `report`,
 `verify`, `interop` or the CLI.

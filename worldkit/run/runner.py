@@ -137,7 +137,7 @@ def run_task(
     config = ToolConfig.model_validate_json((candidate / "tool-config.json").read_bytes())
     state = SeatState(pre_task_state(candidate).base, DiskWorkspace(paths.workspace))
     reference = tuple(a.model_dump(mode="json") for a in overlay.reference.actions) if agent_name == "oracle" else ()
-    task = AgentTask(request=(candidate / "request.md").read_text(encoding="utf-8"), seat=config.seat, reference_actions=reference)
+    request = (candidate / "request.md").read_text(encoding="utf-8")
 
     failure: str | None = None
     outcome: Any = None
@@ -146,6 +146,8 @@ def run_task(
         meta = staged_meta("worldkit.run", staged_check, trusted=bool(staged_check.counts.get("trusted_staged")),
                            agent=agent_id, condition=condition)  # fmt: skip
         log = EventLog(store, run_id, config.seat, claim=True, anchor=anchor_file, meta=meta)
+        key = _answer_key(agent, overlay, candidate, config, store, run_id)
+        task = AgentTask(request=request, seat=config.seat, reference_actions=reference, answer_key=key, run_id=run_id)
         try:
             server = build_seat_server(paths.projection, config, workspace=paths.workspace, event_log=log, state=state)
 
@@ -192,6 +194,20 @@ def run_task(
     }})
     _keep(record, paths.record, store_url)
     return RunResult(run_dir=run_dir, record=record)
+
+
+def _answer_key(agent: Any, overlay: Overlay, candidate: Path, config: ToolConfig, store: Store, run_id: str) -> Any:
+    """The answer key gated by evidence, for an agent that declares `uses_answer_key` (else None).
+    It reads the run's events as stored, so it sees exactly the calls the servers logged."""
+    if not getattr(agent, "uses_answer_key", False):
+        return None
+    from worldkit.run.answer_key import EvidenceGatedKey
+    from worldkit.store.eventlog import read_events
+
+    def events() -> list[dict[str, Any]]:
+        return [e.model_dump(mode="json") for e in read_events(store, run_id)]
+
+    return EvidenceGatedKey(overlay, candidate, config, events)
 
 
 def _keep(record: ExecutionRecord, path: Path, store_url: str | None) -> None:

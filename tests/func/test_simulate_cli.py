@@ -1,0 +1,51 @@
+"""`worldkit simulate ledgers` and `worldkit power` through the CLI: output, progress-free capture, errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from worldkit._cli.main import run
+
+
+def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = run(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_simulate_ledgers_prints_the_calibration_table(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = cli(capsys, "simulate", "ledgers", "--tasks", "3", "--repeats", "1", "--effect", "0",
+                       "--access-effect", "10", "--sims", "2", "--replicates", "20", "--seed", "1")  # fmt: skip
+    assert code == 0
+    assert out.startswith("3 tasks (31 criteria) × 3 agents × 1 full + 1 per packet × 2 packets = 27 runs; 2 ledgers")
+    assert "Planted-effect calibration" in out
+    rows = {line.split()[0]: line.split() for line in out.splitlines() if line.strip().startswith(("pass ", "access "))}
+    assert rows["pass"][1] == "+0.0" and rows["access"][1] == "+10.0"
+
+
+def test_simulate_ledgers_json_is_one_object(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = cli(capsys, "simulate", "ledgers", "--tasks", "2", "--repeats", "1", "--effect", "5",
+                       "--access-effect", "10", "--sims", "2", "--replicates", "10", "--json")  # fmt: skip
+    assert code == 0
+    report = json.loads(out)
+    assert report["sims"] == 2 and report["passed"]["truth"] == pytest.approx(0.05)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["power", "--design", "paper", "--effect", "5", "--repeats", "two"], "--repeats 'two': give whole numbers"),
+        (["power", "--effect", "5"], "give either --ledgers PILOT or --design D"),
+        (["power", "--design", "paper"], "--design needs --effect"),
+        (["power", "--design", "nowhere.yaml", "--effect", "5"], "no such file"),
+        (["simulate", "ledgers", "--effect", "0", "--access-effect", "0", "--tasks", "1"], "--tasks must be at least 2"),
+        (["simulate", "ledgers", "--effect", "0", "--access-effect", "99.9", "--sims", "2"], "cannot be planted"),
+    ],
+)
+def test_bad_input_is_a_usage_error(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+    code, _, err = cli(capsys, *argv)
+    assert code == 2
+    assert message in err
+    assert "Traceback" not in err

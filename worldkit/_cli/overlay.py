@@ -1,8 +1,10 @@
-"""`worldkit overlay new|check|apply|freeze|pin`: author task overlays and package them."""
+"""`worldkit overlay new|check|mutate|apply|freeze|pin`: author task overlays, grade generated variants of their rubrics, package them."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -53,6 +55,59 @@ def check(
         typer.echo(f"{report.overlay}: {verdict} ({len(report.errors)} error(s), {warnings} warning(s))")
     if not report.ok:
         raise typer.Exit(int(ExitCode.CHECK_FAILED))
+
+
+@overlay_app.command("mutate")
+def mutate(
+    overlay: str = typer.Argument(..., help="Overlay YAML (or its folder, or its id)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the generator's choices (same seed, same variants)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Grade generated right and wrong deliverables; print, per criterion, wrong variants caught /
+    touching it and right variants passed.
+
+    Exit 0: every right variant passes, each criterion catches at least 95% of the wrong variants
+    touching it, and the do-nothing family passes nothing. 1: not so (the failures are listed).
+    """
+    from worldkit._cli.output import progress_bar
+    from worldkit.mutate.gate import mutate_overlay
+
+    with progress_bar("mutate", enabled=not as_json) as progress:
+        report = mutate_overlay(overlay, seed=seed, progress=progress)
+    if as_json:
+        echo_json(report.as_json())
+    else:
+        _print_mutation(report)
+    if not report.ok:
+        raise typer.Exit(int(ExitCode.CHECK_FAILED))
+
+
+def _print_mutation(report: Any) -> None:
+    rows = [(t.criterion, f"{t.caught}/{t.touching}", f"{t.right_passed}/{t.right_graded}", "ok" if t.ok else "FAIL")
+            for t in report.tallies]  # fmt: skip
+    title = f"{report.overlay} (seed {report.seed})"
+    if sys.stdout.isatty():
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title=title)
+        for name in ("criterion", "wrong caught/touching", "right passed", "verdict"):
+            table.add_column(name)
+        for row in rows:
+            table.add_row(*row)
+        Console().print(table)
+    else:
+        typer.echo(title)
+        typer.echo(f"{'criterion':<12} {'wrong caught/touching':<22} {'right passed':<13} verdict")
+        for criterion, caught, passed, verdict in rows:
+            typer.echo(f"{criterion:<12} {caught:<22} {passed:<13} {verdict}")
+    for line in report.failures():
+        typer.echo(f"  {line}")
+    if report.semantic:
+        typer.echo(f"semantic criteria (graded by the judge, outside this gate): {', '.join(report.semantic)}")
+    typer.echo(f"wrong variants no criterion watches: {len(report.unwatched)}")
+    typer.echo(f"{report.overlay}: {'ok' if report.ok else 'FAILED'}")
+
 
 
 @overlay_app.command("apply")

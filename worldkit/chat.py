@@ -2,7 +2,7 @@
 
 Built on httpx (`httpx2`, the client the MCP SDK already brings). A 5xx, a 429 or a connection
 failure is retried with exponential backoff; anything that still fails raises `EndpointError`
-(exit 4) with a message naming the endpoint and the fix — never a traceback. The API key is sent
+(exit 5) with a message naming the endpoint and the fix — never a traceback. The API key is sent
 but never recorded: `describe()` gives what an execution record may carry.
 
 This module must never read the environment for a caller: who the endpoint is (agent or judge)
@@ -18,15 +18,15 @@ from typing import Any
 
 import httpx2 as httpx
 
-from worldkit.errors import WorldkitError
+from worldkit.errors import EnvironmentProblem
 
 __all__ = ["ChatEndpoint", "EndpointError"]
 
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 
 
-class EndpointError(WorldkitError):
-    """A chat endpoint could not be reached or kept answering with an error (exit 4)."""
+class EndpointError(EnvironmentProblem):
+    """A chat endpoint could not be reached or kept answering with an error (exit 5)."""
 
     def __init__(self, message: str, *, status: int | None = None, attempts: int = 1) -> None:
         super().__init__(message)

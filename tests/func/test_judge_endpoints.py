@@ -121,7 +121,7 @@ def _failed(capsys, tmp_path: Path, base_url: str) -> tuple[str, Path]:
     store = f"sqlite:///{tmp_path / 'store.db'}"
     argv = ["run", "--overlay", str(GOOD), "--agent", "openai", "--base-url", base_url, "--model", AGENT_MODEL,
             "--out", str(tmp_path / "runs"), "--store", store, "--retries", "1", "--backoff", "0"]  # fmt: skip
-    assert run(argv) == 4
+    assert run(argv) == 5
     err = capsys.readouterr().err
     assert "Traceback" not in err and err.startswith("error: run ")
     (record_path,) = (tmp_path / "runs").rglob("execution-record.json")

@@ -13,7 +13,7 @@ from pathlib import Path
 import typer
 
 from worldkit._cli.output import echo_json
-from worldkit.errors import CheckFailed, UsageError, WorldkitError
+from worldkit.errors import CheckFailed, PortUnavailable, UsageError, WorldkitError
 
 STORE_HELP = (
     "Store URL (sqlite:///path or postgresql+psycopg://…); default $WORLDKIT_STORE, "
@@ -40,7 +40,7 @@ def _check_port_free(host: str, port: int) -> None:
         try:
             probe.bind(address)
         except OSError as error:
-            raise UsageError(
+            raise PortUnavailable(
                 f"cannot listen on {host}:{port}: {error.strerror}; pick another --port or stop what holds it"
             ) from None
 

@@ -25,7 +25,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from worldkit.errors import InvalidWorld
 from worldkit.render.dated import ITEM_FIRST, DateLog, watched_world
-from worldkit.render.office import Meta, format_of, render_office
+from worldkit.render.office import LibraryFailed, Meta, format_of, render_office
 from worldkit.timeline import Snapshot
 from worldkit.timeline.asof import RecordView, fold_record
 from worldkit.world.models import Document, Message, Record

@@ -42,6 +42,7 @@ _COMMAND_MODULES = [
     "grade",
     "campaign",
     "export",
+    "tasks",
 ]
 
 _COMMANDS: dict[str, tuple[str, ...]] = {
@@ -61,6 +62,7 @@ _COMMANDS: dict[str, tuple[str, ...]] = {
     "judge-batch": ("grade",),
     "campaign": ("campaign",),
     "export": ("export",),
+    "tasks": ("tasks",),
 }
 """Top-level command name → the command modules that define it (and its sub-commands)."""
 
@@ -158,7 +160,7 @@ def _register(modules: list[str] | tuple[str, ...]) -> Any:
 
 _COMMAND_NAMES = [
     "materialize", "schema", "report", "serve", "verify", "freeze", "run", "regrade", "grade", "judge-batch", "world", "log", "infoorg",
-    "overlay", "campaign", "export",
+    "overlay", "tasks", "campaign", "export",
 ]  # fmt: skip
 """The order `worldkit --help` lists the commands in (commands first, then groups, as registered)."""
 

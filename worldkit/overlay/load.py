@@ -106,7 +106,9 @@ def _explain(error: ValidationError, raw: Any, file: Path) -> InvalidOverlay:
     for item in error.errors():
         entity, field = _locate(tuple(item["loc"]), raw)
         if item["type"] == "extra_forbidden":
-            message = "unknown field; remove it or fix its spelling"
+            from worldkit._model import unknown_key_message
+
+            message = unknown_key_message(Overlay, tuple(item["loc"]))
         elif item["type"] == "missing":
             message = "required field is missing; add it"
         else:

@@ -28,7 +28,7 @@ def test_a_port_in_use_or_a_bad_host(capsys: pytest.CaptureFixture[str]) -> None
 @pytest.mark.parametrize(("url", "code", "words"), [
     ("notaurl", 2, "is not an http(s) URL with a host"),
     ("http://[::1", 2, "is not a valid URL"),
-    ("http://127.0.0.1:9", 4, "is unreachable"),
+    ("http://127.0.0.1:9", 5, "is unreachable"),
 ])
 def test_a_bad_or_unreachable_endpoint(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], url: str, code: int, words: str

@@ -3,7 +3,7 @@
 On qualification-sweep: the agent writes the sweep table and the memo through the seat's tools;
 the judge is sent the memo (and nothing naming the run, agent or condition), its plain
 `PASS - …` reply is parsed, `regrade --judge` reproduces the verdicts, and a judge answering 500 is
-retried and recorded as `grader_error`. Endpoint down or answering 500: exit 4, a failed run on
+retried and recorded as `grader_error`. Endpoint down or answering 500: exit 5, a failed run on
 disk and in the store, no traceback.
 """
 

@@ -60,7 +60,9 @@ def test_the_entry_point_names_the_module_that_registers_the_tasks() -> None:
 def test_the_shipped_tasks_module_is_current() -> None:
     from worldkit.interop.inspect_tasks import shipped_module_source
 
-    path = REPO / "worldkit" / "interop" / "inspect_shipped.py"
+    import worldkit.interop
+
+    path = Path(worldkit.interop.__file__).parent / "inspect_shipped.py"  # the checkout's, or an installed wheel's
     assert path.read_text(encoding="utf-8") == shipped_module_source(), (
         "worldkit/interop/inspect_shipped.py is stale: python -m worldkit.interop.inspect_tasks --write")
 
@@ -70,7 +72,9 @@ def test_inspect_list_tasks_shows_every_shipped_task() -> None:
 
     from worldkit.overlay.catalog import list_tasks as worldkit_tasks
 
-    listed = {t.name for t in list_tasks(["interop"], root_dir=REPO / "worldkit")}
+    import worldkit
+
+    listed = {t.name for t in list_tasks(["interop"], root_dir=Path(worldkit.__file__).parent)}
     shown = {t.inspect.split("/", 1)[1] for t in worldkit_tasks() if t.origin == "shipped"}
     assert len(shown) >= 18 and shown <= listed
 

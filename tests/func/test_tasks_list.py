@@ -54,3 +54,22 @@ def test_local_overlays_come_first_and_a_broken_one_is_named(tmp_path: Path, cap
     assert [t["id"] for t in tasks].count("qualification-sweep") == 1
     assert by_id["half-written"]["problem"] and by_id["half-written"]["inspect"] == "worldkit/task"
     assert len(tasks) == 9
+
+
+def test_infoorg_packets_of_a_folder_are_listed(tmp_path: Path, capsys) -> None:
+    from tests.fixtures.jira_export import write_jira_export
+    from worldkit.infoorg.packets import build_packets, write_packets
+    from worldkit.overlay.checks import CHECKS
+
+    saved = dict(CHECKS)
+    try:
+        write_packets(build_packets("thread", write_jira_export(tmp_path / "export"), 1), tmp_path / "packets")
+        listed = _listed(capsys, "--world", "pharmaco_demo", "--packets", str(tmp_path / "packets"))
+        assert run(["tasks", "list", "--world", "pharmaco_demo", "--packets", str(tmp_path / "packets")]) == 0
+        table = capsys.readouterr().out
+    finally:
+        CHECKS.clear()
+        CHECKS.update(saved)
+    [packet] = listed["packets"]
+    assert packet["family"] == "thread" and packet["records"] > 0 and Path(packet["path"]).parent == tmp_path / "packets"
+    assert packet["id"] in table and table.rstrip().endswith("8 task(s), 1 packet(s)")

@@ -29,7 +29,8 @@ def test_demo_materialize_output_in_readme_is_current(tmp_path: Path, capsys: py
 
 def test_demo_task_digests_in_readme_are_current(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     task = re.search(r"DEMO_TASK := (\S+)", (Path(__file__).resolve().parents[2] / "Makefile").read_text()).group(1)
-    assert run(["overlay", "apply", task, "--out", str(tmp_path / "t")]) == 0
+    here = Path(__file__).resolve().parents[2]  # the Makefile's path is the checkout's
+    assert run(["overlay", "apply", str(here / task), "--out", str(tmp_path / "t")]) == 0
     for line in capsys.readouterr().out.splitlines()[1:]:
         assert line in README, f"README's demo output is stale; expected the line {line!r}"
 

@@ -16,6 +16,8 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
+	@# the distribution was called `worldkit` before it became `worldkit-bench`: an older venv's copy goes
+	$(BIN)/pip uninstall -q -y worldkit 2>/dev/null || true
 	$(BIN)/pip install -q -c constraints.txt -e '.[test]'
 	@# setuptools leaves a build-time worldkit.egg-info here; run from this folder it would shadow the
 	@# installed metadata (entry points, the editable marker inspect_ai reads), so it goes.

@@ -102,3 +102,44 @@ def _class_docstrings(source_file: str) -> dict[str, dict[str, str]]:
     for name in twice:
         del found[name]
     return found
+
+
+def fields_at(model: type[BaseModel], loc: tuple[object, ...]) -> list[str]:
+    """The field names (aliases where set) a model accepts at `loc`, following its annotations through
+    lists, dicts and unions; [] where `loc` leaves the models."""
+    import typing
+
+    current: object = model
+    for part in loc:
+        if not (isinstance(current, type) and issubclass(current, BaseModel)) or not isinstance(part, str):
+            if isinstance(part, int) or not isinstance(current, type):
+                continue
+            return []
+        info = current.model_fields.get(part) or next(
+            (f for f in current.model_fields.values() if f.alias == part), None)  # fmt: skip
+        if info is None:
+            return []
+        found: list[object] = [info.annotation]
+        current = None
+        while found:
+            candidate = found.pop()
+            if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+                current = candidate
+                break
+            found.extend(typing.get_args(candidate))
+        if current is None:
+            return []
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        return sorted(f.alias or name for name, f in current.model_fields.items())
+    return []
+
+
+def unknown_key_message(model: type[BaseModel], loc: tuple[object, ...]) -> str:
+    """`unknown key `x`` with a did-you-mean (difflib) among the fields the model accepts there."""
+    import difflib
+
+    key = str(loc[-1]) if loc else ""
+    known = fields_at(model, tuple(loc[:-1]))
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    hint = f"did you mean `{close[0]}`?" if close else (f"known keys: {', '.join(known)}" if known else "remove it")
+    return f"unknown key `{key}`; {hint}"

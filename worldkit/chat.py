@@ -1,8 +1,9 @@
 """One client for OpenAI-compatible chat-completions endpoints, used by the agent and the judge.
 
 Built on httpx (`httpx2`, the client the MCP SDK already brings). A 5xx, a 429 or a connection
-failure is retried with exponential backoff; anything that still fails raises `EndpointError`
-(exit 4) with a message naming the endpoint and the fix — never a traceback. The API key is sent
+failure is retried by tenacity's retry policy (exponential backoff from `backoff_s`, at least the
+server's `Retry-After`); anything that still fails raises `EndpointError`
+(exit 5) with a message naming the endpoint and the fix — never a traceback. The API key is sent
 but never recorded: `describe()` gives what an execution record may carry.
 
 This module must never read the environment for a caller: who the endpoint is (agent or judge)
@@ -18,15 +19,15 @@ from typing import Any
 
 import httpx2 as httpx
 
-from worldkit.errors import WorldkitError
+from worldkit.errors import EnvironmentProblem
 
 __all__ = ["ChatEndpoint", "EndpointError"]
 
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 
 
-class EndpointError(WorldkitError):
-    """A chat endpoint could not be reached or kept answering with an error (exit 4)."""
+class EndpointError(EnvironmentProblem):
+    """A chat endpoint could not be reached or kept answering with an error (exit 5)."""
 
     def __init__(self, message: str, *, status: int | None = None, attempts: int = 1) -> None:
         super().__init__(message)
@@ -82,31 +83,43 @@ class ChatEndpoint:
 
     def complete(self, payload: dict[str, Any]) -> dict[str, Any]:
         """POST one chat completion and return the decoded reply (retrying what is worth it)."""
+        from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_exponential
+
         url = f"{self.base_url}/chat/completions"
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        attempts = 0
-        delay = self.backoff_s
+
+        def wait(state: RetryCallState) -> float:
+            backoff = wait_exponential(multiplier=self.backoff_s, exp_base=2, min=0, max=float("inf"))(state)
+            error = state.outcome.exception() if state.outcome is not None else None
+            return max(backoff, error.retry_after if isinstance(error, _Retryable) else 0.0)
+
+        retrying = Retrying(
+            stop=stop_after_attempt(self.max_retries + 1), wait=wait, sleep=self.sleep,
+            retry=retry_if_exception(lambda error: isinstance(error, _Retryable)), reraise=True,
+        )  # fmt: skip
         with httpx.Client(timeout=self.timeout_s, transport=self.transport) as client:
-            while True:
-                attempts += 1
-                status: int | None = None
-                try:
-                    response = client.post(url, json=payload, headers=headers)
-                except httpx.TimeoutException:
-                    problem = f"did not answer within {self.timeout_s:g} s"
-                except httpx.HTTPError as error:
-                    problem = f"is unreachable ({type(error).__name__}: {error})"
-                else:
-                    status = response.status_code
-                    if status < 400:
-                        return self._decode(response, url)
-                    problem = f"answered HTTP {status}: {response.text[:300].strip()}"
-                    if status not in RETRY_STATUSES:
-                        raise EndpointError(self._message(problem, attempts), status=status, attempts=attempts)
-                if attempts > self.max_retries:
-                    raise EndpointError(self._message(problem, attempts), status=status, attempts=attempts)
-                self.sleep(max(delay, _retry_after(response) if status is not None else 0.0))
-                delay *= 2
+            try:
+                for attempt in retrying:
+                    with attempt:
+                        number = attempt.retry_state.attempt_number
+                        try:
+                            response = client.post(url, json=payload, headers=headers)
+                        except httpx.TimeoutException:
+                            raise _Retryable(f"did not answer within {self.timeout_s:g} s", None, 0.0, number) from None
+                        except httpx.HTTPError as error:
+                            problem = f"is unreachable ({type(error).__name__}: {error})"
+                            raise _Retryable(problem, None, 0.0, number) from None
+                        status = response.status_code
+                        if status < 400:
+                            return self._decode(response, url)
+                        problem = f"answered HTTP {status}: {response.text[:300].strip()}"
+                        if status not in RETRY_STATUSES:
+                            raise EndpointError(self._message(problem, number), status=status, attempts=number)
+                        raise _Retryable(problem, status, _retry_after(response), number)
+            except _Retryable as last:
+                raise EndpointError(self._message(last.problem, last.attempts), status=last.status,
+                                    attempts=last.attempts) from None  # fmt: skip
+        raise AssertionError("unreachable: tenacity either returns the reply or re-raises")
 
     def _message(self, problem: str, attempts: int) -> str:
         tries = f" (after {attempts} attempts)" if attempts > 1 else ""
@@ -130,6 +143,14 @@ class ChatEndpoint:
                 "point --base-url at an OpenAI-compatible chat-completions API"
             )
         return data
+
+
+class _Retryable(Exception):
+    """One failed attempt worth another (a timeout, no connection, a retryable status)."""
+
+    def __init__(self, problem: str, status: int | None, retry_after: float, attempts: int) -> None:
+        super().__init__(problem)
+        self.problem, self.status, self.retry_after, self.attempts = problem, status, retry_after, attempts
 
 
 def _retry_after(response: Any) -> float:

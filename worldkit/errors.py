@@ -6,9 +6,13 @@
     ├── InvalidOverlay                an overlay file fails validation (exit 3)
     ├── OutputExists                  refusing to overwrite a non-empty output directory (exit 2)
     ├── PathRefused                   a path escapes its confinement (exit 2)
-    ├── StoreError                    the store is inconsistent (exit 4)
-    │   ├── StoreUnusable             the store named cannot be reached or is not a database (exit 2)
-    │   └── LogTampered               an event log's hash chain is broken (exit 1)
+    ├── EnvironmentProblem            something worldkit needs outside itself failed (exit 5)
+    │   ├── StoreError                the store could not be reached or is not a usable store
+    │   │   ├── StoreUnusable         the store named cannot be reached or is not a database at all
+    │   │   └── LogTampered           an event log's hash chain is broken (exit 1)
+    │   ├── chat.EndpointError        a chat endpoint is down or keeps failing
+    │   ├── PortUnavailable           a server cannot listen where it was told to
+    │   └── render.office.LibraryFailed   a format library failed other than by refusing the text
     ├── ManifestMismatch              files on disk differ from a frozen manifest (exit 1)
     └── CheckFailed                   a verification check failed (exit 1)
 
@@ -36,6 +40,9 @@ class ExitCode(IntEnum):
     USAGE = 2
     INVALID_INPUT = 3
     INTERNAL = 4
+    """A worldkit bug: anything not raised on purpose."""
+    ENVIRONMENT = 5
+    """Something outside worldkit failed: the store, a chat endpoint, a port, an installed library."""
 
 
 class WorldkitError(Exception):
@@ -96,14 +103,22 @@ class InvalidOverlay(InvalidWorld):
     """A task overlay is malformed or inconsistent with its projection."""
 
 
-class StoreError(WorldkitError):
-    """The store could not be opened, or what it holds is inconsistent."""
+class EnvironmentProblem(WorldkitError):
+    """Something worldkit relies on outside itself failed (a database, an endpoint, a port, a library)."""
+
+    exit_code = ExitCode.ENVIRONMENT
+
+
+class StoreError(EnvironmentProblem):
+    """The store could not be opened, or what it holds is not a store this worldkit can use."""
+
+
+class PortUnavailable(EnvironmentProblem):
+    """A server cannot listen on the host and port it was given (in use, or not this machine's)."""
 
 
 class StoreUnusable(StoreError):
     """The store named (--store, WORLDKIT_STORE) cannot be reached, or is not a database at all."""
-
-    exit_code = ExitCode.USAGE
 
 
 class LogTampered(StoreError):

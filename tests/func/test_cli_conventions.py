@@ -108,7 +108,7 @@ def test_exit_2_for_an_impossible_port(capsys) -> None:
     assert "--port" in err and "Traceback" not in err
 
 
-def test_exit_2_for_a_port_in_use_before_the_banner(capsys) -> None:
+def test_exit_5_for_a_port_in_use_before_the_banner(capsys) -> None:
     with socket.socket() as held:
         held.bind(("127.0.0.1", 0))
         held.listen(1)
@@ -116,7 +116,7 @@ def test_exit_2_for_a_port_in_use_before_the_banner(capsys) -> None:
         code = run(["serve", "--world", "pharmaco_demo", "--rev", "r1", "--date", "2026-03-02", "--seat", "EMP-QC-001",
                     "--transport", "http", "--port", str(port)])
     err = capsys.readouterr().err
-    assert code == 2
+    assert code == 5  # the environment's, not the command line's
     assert f"cannot listen on 127.0.0.1:{port}" in err and "serving seat" not in err
 
 

@@ -16,7 +16,7 @@ def test_a_port_in_use_or_a_bad_host(capsys: pytest.CaptureFixture[str]) -> None
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        assert cli(["serve", "--transport", "http", "--port", str(port)]) == 2
+        assert cli(["serve", "--transport", "http", "--port", str(port)]) == 5
         err = capsys.readouterr().err
         assert f"cannot listen on 127.0.0.1:{port}" in err and "Traceback" not in err
     assert cli(["serve", "--transport", "http", "--host", "no-such-host.invalid"]) == 2
@@ -28,7 +28,7 @@ def test_a_port_in_use_or_a_bad_host(capsys: pytest.CaptureFixture[str]) -> None
 @pytest.mark.parametrize(("url", "code", "words"), [
     ("notaurl", 2, "is not an http(s) URL with a host"),
     ("http://[::1", 2, "is not a valid URL"),
-    ("http://127.0.0.1:9", 4, "is unreachable"),
+    ("http://127.0.0.1:9", 5, "is unreachable"),
 ])
 def test_a_bad_or_unreachable_endpoint(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], url: str, code: int, words: str

@@ -97,6 +97,24 @@ def test_one_task_directory_per_condition_with_harbors_layout(exported: Path) ->
         assert run["overlay_path"] == "" and run["store"] == "sqlite:////worldkit/run/store.db"
 
 
+def test_the_images_install_worldkit_s_own_distribution_pinned(exported: Path) -> None:
+    from worldkit import DISTRIBUTION, __version__
+
+    for task in exported.iterdir():
+        for dockerfile in (task / "environment/Dockerfile", task / "environment/seat/Dockerfile"):
+            text = dockerfile.read_text()
+            assert f'ARG WORLDKIT_REQUIREMENT="{DISTRIBUTION}=={__version__}"' in text
+            assert '"worldkit==' not in text  # the PyPI project `worldkit` is another one
+        config = tomllib.loads((task / "task.toml").read_text())
+        assert config["verifier"]["env"] == {"WORLDKIT_JUDGE": "${WORLDKIT_JUDGE:-none}"}
+        assert config["environment"]["healthcheck"]["retries"] == 30 and config["schema_version"] == "1.1"
+        compose = yaml.safe_load((task / "environment/docker-compose.yaml").read_text())
+        assert compose["services"]["main"]["depends_on"] == {
+            "seat": {"condition": "service_healthy"}}
+        assert compose["services"]["seat"]["healthcheck"]["test"][:2] == ["CMD", "python3"] and compose["volumes"] == {
+            "worldkit-run": {}}
+
+
 def test_no_rubric_reference_or_truth_text_on_the_agent_side(exported: Path) -> None:
     overlay = load_overlay(TRIAGE)
     secrets = [c.text for c in overlay.rubric] + [c.guidance for c in overlay.rubric if c.guidance]

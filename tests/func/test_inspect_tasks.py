@@ -17,7 +17,7 @@ import pytest
 from tests.fixtures.overlays.paths import TRIAGE
 from worldkit._cli.main import run as cli
 
-inspect_ai = pytest.importorskip("inspect_ai", reason="inspect_ai is not installed (pip install worldkit[inspect])")
+inspect_ai = pytest.importorskip("inspect_ai", reason="inspect_ai is not installed (pip install worldkit-bench[inspect])")
 from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("fixture_overlays_on_path")
@@ -52,10 +52,55 @@ def test_the_entry_point_names_the_module_that_registers_the_tasks() -> None:
     from inspect_ai._util.registry import registry_lookup
 
     module = importlib.import_module(declared_entry_point())
-    for name in ("qualification_sweep", "task", "infoorg", *(t.replace("-", "_") for t in module.PHARMACO_TASKS)):
+    for name in ("qualification_sweep", "ild_warning", "task", "infoorg", *(t.replace("-", "_") for t in module.SHIPPED)):
         assert registry_lookup("task", f"worldkit/{name}") is not None, name
-    # every overlay of the demo world is a task, and nothing else
-    assert sorted(module.PHARMACO_TASKS) == sorted(p.name for p in (REPO / "overlays" / "pharmaco_demo").iterdir() if p.is_dir())
+    # every overlay of every shipped world is a task, once, under its own world, and nothing else
+    on_disk = [(p.name, p.parent.name) for p in (REPO / "overlays").glob("*/*") if p.is_dir() or p.suffix == ".yaml"]
+    assert sorted(module.SHIPPED.items()) == sorted(on_disk) and len(module.SHIPPED) == len(on_disk) >= 18
+
+
+def test_the_shipped_tasks_module_is_current() -> None:
+    from worldkit.interop.inspect_tasks import shipped_module_source
+
+    import worldkit.interop
+
+    path = Path(worldkit.interop.__file__).parent / "inspect_shipped.py"  # the checkout's, or an installed wheel's
+    assert path.read_text(encoding="utf-8") == shipped_module_source(), (
+        "worldkit/interop/inspect_shipped.py is stale: python -m worldkit.interop.inspect_tasks --write")
+
+
+def test_inspect_list_tasks_shows_every_shipped_task() -> None:
+    from inspect_ai._eval.list import list_tasks
+
+    from worldkit.overlay.catalog import list_tasks as worldkit_tasks
+
+    import worldkit
+
+    listed = {t.name for t in list_tasks(["interop"], root_dir=Path(worldkit.__file__).parent)}
+    shown = {t.inspect.split("/", 1)[1] for t in worldkit_tasks() if t.origin == "shipped"}
+    assert len(shown) >= 18 and shown <= listed
+
+
+def test_a_task_of_another_world_runs_offline_from_the_inspect_command(tmp_path: Path, entry_point_path: list[str]) -> None:
+    """`inspect eval worldkit/ild_warning --model mockllm/model` as a user types it: no token-count download
+    (mockllm's outputs carry no usage here), the score in the log; a task that cannot be built exits 1."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([*entry_point_path, *sys.path]),
+           "TIKTOKEN_CACHE_DIR": str(tmp_path / "no-tiktoken-cache"), "HTTPS_PROXY": "http://127.0.0.1:9"}
+    inspect = [sys.executable, "-c", "import sys; from inspect_ai._cli.main import main; sys.argv[0] = 'inspect'; main()"]
+    done = subprocess.run([*inspect, "eval", "worldkit/ild_warning", "--model", "mockllm/model", "-T", f"runs={tmp_path / 'runs'}",
+                           "--log-dir", str(tmp_path / "logs"), "--log-format", "json", "--display", "none"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    [log_file] = (tmp_path / "logs").glob("*.json")
+    log = json.loads(log_file.read_text())
+    assert log["status"] == "success", log.get("error")
+    assert log["eval"]["task"] == "worldkit/ild_warning"
+    score = log["samples"][0]["scores"]["worldkit_scorer"]
+    assert score["value"]["pass_fraction"] == 0.0 and score["metadata"]["execution_record"]["task"] == "ild-warning"
+    refused = subprocess.run([*inspect, "eval", "worldkit/ild_warning", "--model", "mockllm/model", "-T", "condition=curated:nope",
+                              "--log-dir", str(tmp_path / "logs2"), "--display", "none"],
+                             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert refused.returncode != 0 and "curated:nope" in refused.stderr
 
 
 # inspect's mock provider counts tokens with tiktoken unless an output carries its usage, and tiktoken

@@ -3,7 +3,7 @@
 On qualification-sweep: the agent writes the sweep table and the memo through the seat's tools;
 the judge is sent the memo (and nothing naming the run, agent or condition), its plain
 `PASS - …` reply is parsed, `regrade --judge` reproduces the verdicts, and a judge answering 500 is
-retried and recorded as `grader_error` (exit 1, naming the endpoint). Endpoint down or answering 500: exit 4, a failed run on
+retried and recorded as `grader_error` (exit 1, naming the endpoint). Endpoint down or answering 500: exit 5, a failed run on
 disk and in the store, no traceback.
 """
 
@@ -127,7 +127,7 @@ def _failed(capsys, tmp_path: Path, base_url: str) -> tuple[str, Path]:
     store = f"sqlite:///{tmp_path / 'store.db'}"
     argv = ["run", "--overlay", str(GOOD), "--agent", "openai", "--base-url", base_url, "--model", AGENT_MODEL,
             "--out", str(tmp_path / "runs"), "--store", store, "--retries", "1", "--backoff", "0"]  # fmt: skip
-    assert run(argv) == 4
+    assert run(argv) == 5
     err = capsys.readouterr().err
     assert "Traceback" not in err and err.startswith("error: run ")
     (record_path,) = (tmp_path / "runs").rglob("execution-record.json")

@@ -190,7 +190,7 @@ def test_an_unknown_run_is_a_usage_error(url: str, capsys) -> None:
 def test_a_missing_store_is_not_created(tmp_path: Path, capsys, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("WORLDKIT_STORE", raising=False)
-    assert run(["log", "list"]) == 4
+    assert run(["log", "list"]) == 5
     assert "no store at" in capsys.readouterr().err
     assert not (tmp_path / ".worldkit").exists()
 

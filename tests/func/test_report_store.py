@@ -166,7 +166,7 @@ def test_a_failed_run_stores_its_failed_record_too(capsys, tmp_path: Path) -> No
     url = f"sqlite:///{tmp_path / 'store.db'}"
     code = run(["run", "--overlay", str(GOOD), "--agent", "openai", "--base-url", "http://127.0.0.1:9",
                 "--model", "m", "--retries", "0", "--out", str(tmp_path / "runs"), "--store", url])
-    assert code == 4  # the endpoint is down: the run is marked failed
+    assert code == 5  # the endpoint is down: the run is marked failed
     [folder] = list((tmp_path / "runs").iterdir())
     with Store.open(url) as store:
         [stored] = read_records(store)
@@ -181,7 +181,7 @@ def test_a_database_that_is_not_a_worldkit_store_is_refused_untouched(capsys, tm
     with engine.begin() as conn:
         conn.exec_driver_sql("CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL)")
     code, out, err = cli(capsys, "report", f"sqlite:///{path}")
-    assert code == 4  # a store that cannot be used, as for a missing store file
+    assert code == 5  # a store that cannot be used, as for a missing store file
     assert "not a worldkit store" in out + err and "invoices" in out + err
     with engine.connect() as conn:
         assert sa.inspect(conn).get_table_names() == ["invoices"]

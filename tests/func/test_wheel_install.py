@@ -41,7 +41,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
         ".git", ".venv", "out", "*.egg-info", "__pycache__", ".worldkit", "node_modules", ".pytest_cache", ".hypothesis",
     ))  # fmt: skip
     _sh([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "-q", "-w", str(base / "dist")], base, env)
-    (wheel,) = (base / "dist").glob("worldkit-*.whl")
+    (wheel,) = (base / "dist").glob("worldkit_bench-*.whl")
     venv = base / "venv"
     _sh([sys.executable, "-m", "venv", "--without-pip", str(venv)], base, env)
     python = venv / "bin" / "python"

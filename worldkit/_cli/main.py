@@ -45,6 +45,7 @@ _COMMAND_MODULES = [
     "campaign",
     "export",
     "simulate",
+    "tasks",
 ]
 
 _COMMANDS: dict[str, tuple[str, ...]] = {
@@ -68,6 +69,7 @@ _COMMANDS: dict[str, tuple[str, ...]] = {
     "export": ("export",),
     "simulate": ("simulate",),
     "power": ("simulate",),
+    "tasks": ("tasks",),
 }
 """Top-level command name → the command modules that define it (and its sub-commands)."""
 
@@ -165,7 +167,7 @@ def _register(modules: list[str] | tuple[str, ...]) -> Any:
 
 _COMMAND_NAMES = [
     "materialize", "schema", "report", "serve", "verify", "freeze", "run", "regrade", "grade", "judge-batch", "world", "log", "infoorg",
-    "overlay", "judge", "audit", "campaign", "export", "power", "simulate",
+    "overlay", "tasks", "judge", "audit", "campaign", "export", "power", "simulate",
 ]  # fmt: skip
 """The order `worldkit --help` lists the commands in (commands first, then groups, as registered)."""
 

@@ -35,6 +35,10 @@ def materialize_command(
         freeze_process()
     result = materialize(package, rev, date, seat, out, force=force, office_workers=ends)
     summary = result.summary()
+    end = package.revision(rev).history_end
+    if end is not None and str(summary["date"]) > end.isoformat():
+        typer.echo(f"note: {summary['date']} is after the end of {summary['world']} {rev}'s history ({end.isoformat()}): "
+                   "nothing happens after that day, so the projection is the world as it stood then", err=True)  # fmt: skip
     if as_json:
         echo_json(summary)
         return

@@ -14,7 +14,7 @@ from typing import Any
 import typer
 
 from worldkit._cli.output import echo_json
-from worldkit.errors import CheckFailed, LogTampered, UsageError, WorldkitError
+from worldkit.errors import CheckFailed, LogTampered, PortUnavailable, UsageError, WorldkitError
 
 STORE_HELP = (
     "Store URL (sqlite:///path or postgresql+psycopg://…); default $WORLDKIT_STORE, "
@@ -41,7 +41,7 @@ def _check_port_free(host: str, port: int) -> None:
         try:
             probe.bind(address)
         except OSError as error:
-            raise UsageError(
+            raise PortUnavailable(
                 f"cannot listen on {host}:{port}: {error.strerror}; pick another --port or stop what holds it"
             ) from None
 

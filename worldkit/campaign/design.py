@@ -92,7 +92,8 @@ class CampaignDesign(_Frozen):
     tasks: list[str] = Field(min_length=1)
     """Overlay ids (`qualification-sweep`, `world/id`), overlay paths, or InfoOrgBench packet
     directories; relative paths are read from the design file's folder."""
-    agents: list[AgentEntry] = Field(min_length=1)
+    agents: list[AgentEntry] = Field(min_length=1, json_schema_extra=lambda schema: schema.update(
+        items={"anyOf": [{"type": "string", "minLength": 1}, schema["items"]]}))  # a spec string too (`_agent_strings`)
     """Agents: a spec string, or a mapping with `agent` and `options`; each spec once."""
     conditions: Conditions = Field(default_factory=Conditions)
     """Runs per task × agent: `full`, and `curated` per curated packet."""
@@ -158,7 +159,12 @@ def load_design(path: Path) -> CampaignDesign:
     try:
         return CampaignDesign.model_validate(raw)
     except ValidationError as error:
-        first = error.errors()[0]
+        errors = error.errors()
+        first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
         item = ".".join(str(p) for p in first["loc"]) or None
         message = first["msg"].removeprefix("Value error, ")
+        if first["type"] == "extra_forbidden":
+            from worldkit._model import unknown_key_message
+
+            message = unknown_key_message(CampaignDesign, tuple(first["loc"]))
         raise InvalidDesign(f"{message}; fix it (see `worldkit schema`, campaign.schema.json)", file=path, field=item) from None

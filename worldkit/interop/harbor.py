@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from worldkit import __version__
+from worldkit import DISTRIBUTION, __version__
 from worldkit.canon import pretty_json
 from worldkit.errors import CheckFailed, UsageError
 
@@ -61,7 +61,9 @@ SEAT_PORT = 8000
 MCP_NAME = "worldkit-seat"
 AGENT_TIMEOUT_S = 1800.0
 VERIFIER_TIMEOUT_S = 600.0
-DEFAULT_REQUIREMENT = f"worldkit=={__version__}"
+DEFAULT_REQUIREMENT = f"{DISTRIBUTION}=={__version__}"
+"""What the images install by default: this worldkit's own distribution, pinned (never the PyPI project
+`worldkit`, which is another one); `--build-arg WORLDKIT_REQUIREMENT=…` installs a wheel or a VCS URL."""
 
 
 @dataclass(frozen=True)
@@ -84,28 +86,24 @@ def task_dir_name(overlay_id: str, condition: str) -> str:
     return f"{_slug(overlay_id)}__{_slug(condition)}"
 
 
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, list):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{json.dumps(k)} = {_toml_value(v)}" for k, v in value.items()) + " }"
-    raise TypeError(f"no TOML form for {type(value).__name__}")
-
-
 def _toml(sections: list[tuple[str, dict[str, Any]]]) -> str:
-    """TOML text of `[section]` / `[[array.section]]` headers with scalar, list or inline-table values."""
-    lines: list[str] = []
+    """TOML (tomli-w) of `[section]` / `[[array.section]]` headers (`""`: the top level) and their values."""
+    import tomli_w
+
+    document: dict[str, Any] = {}
     for header, values in sections:
-        if header:
-            lines += ["", header]
-        lines += [f"{key} = {_toml_value(value)}" for key, value in values.items()]
-    return "\n".join(lines).lstrip("\n") + "\n"
+        array = header.startswith("[[")
+        path = [part for part in header.strip("[]").split(".") if part]
+        table = document
+        for part in path[:-1]:
+            table = table.setdefault(part, {})
+        if not path:
+            document.update(values)
+        elif array:
+            table.setdefault(path[-1], []).append(dict(values))
+        else:
+            table.setdefault(path[-1], {}).update(values)
+    return tomli_w.dumps(document)
 
 
 def task_toml(name: str, summary: dict[str, Any], description: str) -> str:
@@ -171,28 +169,26 @@ CMD ["python", "-m", "worldkit", "serve", "--run-folder", "{RUN_MOUNT}", "--trus
 """
 
 
-def _compose() -> str:
+def compose_yaml(sidecar: str, context: str) -> str:
+    """docker-compose.yaml (PyYAML): `main` waits for the healthy `sidecar` (built from `context`); both
+    mount the run folder volume, read-only in `main`."""
+    import yaml
+
     probe = ["CMD", "python3", "-c", f"import socket; socket.create_connection(('localhost', {SEAT_PORT}), 2)"]
-    return f"""services:
-  main:
-    depends_on:
-      {SEAT_SERVICE}:
-        condition: service_healthy
-    volumes:
-      - worldkit-run:{RUN_MOUNT}:ro
-  {SEAT_SERVICE}:
-    build:
-      context: ./seat
-    volumes:
-      - worldkit-run:{RUN_MOUNT}
-    healthcheck:
-      test: {json.dumps(probe)}
-      interval: 2s
-      timeout: 5s
-      retries: 30
-volumes:
-  worldkit-run: {{}}
-"""
+    compose = {
+        "services": {
+            "main": {"depends_on": {sidecar: {"condition": "service_healthy"}},
+                     "volumes": [f"worldkit-run:{RUN_MOUNT}:ro"]},
+            sidecar: {"build": {"context": context}, "volumes": [f"worldkit-run:{RUN_MOUNT}"],
+                      "healthcheck": {"test": probe, "interval": "2s", "timeout": "5s", "retries": 30}},
+        },
+        "volumes": {"worldkit-run": {}},
+    }  # fmt: skip
+    return yaml.safe_dump(compose, sort_keys=False, default_flow_style=False, width=1000)
+
+
+def _compose() -> str:
+    return compose_yaml(SEAT_SERVICE, "./seat")
 
 
 def _test_sh() -> str:

@@ -41,6 +41,7 @@ from worldkit.interop.harbor import (
     HarborExport,
     _slug,
     _toml,
+    compose_yaml,
 )
 
 __all__ = ["ORGANIZER_SERVICE", "check_candidate_packet", "export_harbor_packet", "packet_reward", "write_packet_reward"]
@@ -87,27 +88,7 @@ def write_packet_reward(score_json: str | Path, reward_json: str | Path) -> dict
 
 
 def _compose() -> str:
-    probe = ["CMD", "python3", "-c", f"import socket; socket.create_connection(('localhost', {SEAT_PORT}), 2)"]
-    return f"""services:
-  main:
-    depends_on:
-      {ORGANIZER_SERVICE}:
-        condition: service_healthy
-    volumes:
-      - worldkit-run:{RUN_MOUNT}:ro
-  {ORGANIZER_SERVICE}:
-    build:
-      context: ./organizer
-    volumes:
-      - worldkit-run:{RUN_MOUNT}
-    healthcheck:
-      test: {json.dumps(probe)}
-      interval: 2s
-      timeout: 5s
-      retries: 30
-volumes:
-  worldkit-run: {{}}
-"""
+    return compose_yaml(ORGANIZER_SERVICE, f"./{ORGANIZER_SERVICE}")
 
 
 def _dockerfile() -> str:

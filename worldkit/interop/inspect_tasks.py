@@ -1,14 +1,20 @@
-"""worldkit tasks as inspect_ai tasks (`pip install worldkit[inspect]`).
+"""worldkit tasks as inspect_ai tasks (`pip install worldkit-bench[inspect]`).
 
 Registered through inspect_ai's `inspect_ai` entry point (pyproject.toml), so from any directory:
 
     inspect eval worldkit/qualification_sweep --model openai/gpt-4o -T condition=curated:curator-1
     inspect eval worldkit/task -T overlay=path/to/overlay.yaml --model mockllm/model
 
-One task per overlay of the PharmaCo demo world (`worldkit/<overlay id with _>`), plus
-`worldkit/task` for any overlay (`-T overlay=ID|PATH`). Task arguments: `condition` (`full` or
-`curated:NAME`), `world` (the world whose overlays to look in, a name under overlays/), `judge`
-(`none`, `facts` or `openai`, for semantic criteria), `runs` (where run folders are kept).
+One task per overlay of every shipped world (`worldkit/<overlay id with _>`, the names `worldkit tasks
+list` shows; ids are unique across the shipped worlds), plus `worldkit/task` for any overlay
+(`-T overlay=ID|PATH`). Task arguments: `condition` (`full` or `curated:NAME`), `world` (the world
+whose overlays to look in, a name under overlays/; default the task's own), `judge` (`none`, `facts`
+or `openai`, for semantic criteria), `runs` (where run folders are kept).
+
+inspect's `mockllm` provider makes up token usage for outputs that carry none by counting with
+tiktoken's o200k_base encoding, which tiktoken downloads on first use; worldkit's tasks must run
+offline, so `mockllm`'s count is a length estimate here (`_offline_mock_token_counts`). No other
+provider is touched.
 
 Per sample, `seat_session` stages a run folder (`worldkit.run.folder`) under `runs/`, serves it with
 `python -m worldkit serve --run-folder DIR` through inspect's `mcp_server_stdio` — the model sees
@@ -35,6 +41,9 @@ from inspect_ai.tool import mcp_connection, mcp_server_stdio
 
 __all__ = [
     "PHARMACO_TASKS",
+    "SHIPPED_TASKS",
+    "shipped_module_source",
+    "shipped_task",
     "infoorg_task",
     "organizer_session",
     "overlay_task",
@@ -44,13 +53,28 @@ __all__ = [
     "worldkit_task",
 ]
 
+from worldkit.overlay.catalog import inspect_name, shipped_task_ids
+
 DEMO_WORLD = "pharmaco_demo"
 PHARMACO_TASKS = (
     "authority-response", "overwrap-position", "qualification-sweep", "records-integrity",
     "shelf-life-assessment", "stability-update", "supplier-change-audit", "validation-defense",
 )  # fmt: skip
 """The overlays of overlays/pharmaco_demo/, each registered as `worldkit/<id with _>`."""
+SHIPPED_TASKS: dict[str, str] = shipped_task_ids()
+"""Every shipped overlay id → its world; each is registered as `worldkit/<id with _>`."""
 RUN_DIR_KEY = "worldkit_run_dir"
+
+
+def registered(name: str) -> str:
+    """The `@task(name=…)` under which inspect registers `worldkit/<name>`.
+
+    inspect prefixes a task with its package (`worldkit/`) when the module lies in site-packages or is
+    an editable install of a distribution named like the package; worldkit's distribution is
+    `worldkit-bench`, so in an editable checkout inspect adds no prefix and the name carries it."""
+    from inspect_ai._util.package import get_installed_package_name
+
+    return name if get_installed_package_name(registered) == "worldkit" else f"worldkit/{name}"
 
 
 def _slug(text: str) -> str:
@@ -76,6 +100,7 @@ def worldkit_task(overlay_ref: str, *, condition: str = "full", judge: str = "no
     make_judge(judge, {})  # refuse an unknown judge, an unknown task or condition before anything runs
     overlay = load_overlay(resolve_overlay(overlay_ref))
     packet_name(overlay, condition)
+    _runs_folder(runs)
     sample = Sample(
         id=f"{overlay.id}:{condition}",
         input=_instruction(overlay),
@@ -88,6 +113,20 @@ def worldkit_task(overlay_ref: str, *, condition: str = "full", judge: str = "no
         scorer=worldkit_scorer(judge=judge),
         metadata={"overlay": overlay.id, "condition": condition},
     )
+
+
+def _runs_folder(runs: str) -> Path:
+    """`runs`, made now: a folder that cannot be made fails the task before it runs, and so `inspect eval`
+    exits non-zero (an error inside a sample only marks the log's status)."""
+    from worldkit.errors import UsageError
+
+    folder = Path(runs).absolute()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise UsageError(f"-T runs={runs}: cannot make the folder for run folders ({error.strerror}); "
+                         "name a writable folder") from None
+    return folder
 
 
 def _server_env() -> dict[str, str]:
@@ -157,20 +196,65 @@ def worldkit_scorer(judge: str = "none") -> Scorer:
     return score
 
 
-def _overlay_task(overlay_id: str) -> Any:
-    def factory(condition: str = "full", world: str = DEMO_WORLD, judge: str = "none", runs: str = "runs") -> Task:
-        return worldkit_task(f"{world}/{overlay_id}", condition=condition, judge=judge, runs=runs)
-
-    factory.__name__ = factory.__qualname__ = overlay_id.replace("-", "_")
-    factory.__doc__ = f"worldkit task {overlay_id} (overlays/<world>/{overlay_id}), served over MCP and graded by worldkit."
-    return task(name=factory.__name__)(factory)
+def shipped_task(overlay_id: str, world: str, condition: str, judge: str, runs: str) -> Task:
+    """The inspect task of the shipped overlay `world/overlay_id` (what `inspect_shipped`'s tasks call)."""
+    return worldkit_task(f"{world}/{overlay_id}", condition=condition, judge=judge, runs=runs)
 
 
-for _id in PHARMACO_TASKS:
-    globals()[_id.replace("-", "_")] = _overlay_task(_id)
+def shipped_module_source() -> str:
+    """The source of `worldkit/interop/inspect_shipped.py`: one `@task` per shipped overlay, declared so that
+    `inspect list tasks` (which reads `@task` decorators from source) shows each. A test keeps it current;
+    `python -m worldkit.interop.inspect_tasks --write` rewrites it."""
+    lines = [
+        '"""Every task of every shipped world as an inspect_ai task: `inspect eval worldkit/<id with _>`.',
+        "",
+        "Generated from the shipped overlays by `python -m worldkit.interop.inspect_tasks --write` (a test keeps",
+        "it current); the entry point `inspect_ai` names this module, so importing it registers these tasks and",
+        "`worldkit/task` and `worldkit/infoorg` (worldkit.interop.inspect_tasks). `-T world=W` looks for the",
+        'same overlay id in another world\'s overlays; `-T condition`, `-T judge` and `-T runs` as for any task.',
+        "(`registered` gives inspect each name as it must be written to come out as `worldkit/<name>`.)",
+        '"""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "from inspect_ai import Task, task",
+        "",
+        "from worldkit.interop.inspect_tasks import PHARMACO_TASKS, infoorg_task, overlay_task, registered, shipped_task",
+        "",
+        '__all__ = ["PHARMACO_TASKS", "SHIPPED", "infoorg_task", "overlay_task"]',
+        "",
+        "SHIPPED: dict[str, str] = {",
+        *(f'    "{task_id}": "{world}",' for task_id, world in sorted(SHIPPED_TASKS.items())),
+        "}",
+        '"""Shipped overlay id → its world."""',
+    ]
+    for task_id, world in sorted(SHIPPED_TASKS.items()):
+        name = inspect_name(task_id).split("/", 1)[1]
+        lines += [
+            "", "",
+            f'@task(name=registered("{name}"))',
+            f'def {name}(condition: str = "full", world: str = "{world}", judge: str = "none", runs: str = "runs") -> Task:',
+            f'    """worldkit task {task_id} of {world}, served over MCP and graded by worldkit."""',
+            f'    return shipped_task("{task_id}", world, condition, judge, runs)',
+        ]  # fmt: skip
+    return "\n".join(lines) + "\n"
 
 
-@task(name="task")
+def _offline_mock_token_counts() -> None:
+    """`mockllm`'s made-up token usage as a length estimate (4 characters a token, +10% as inspect adds)
+    instead of tiktoken's o200k_base, which would be downloaded (see module doc)."""
+    from inspect_ai.model._providers.mockllm import MockLLM
+
+    async def count_text_tokens(self: Any, text: str) -> int:
+        return max(1, int(len(text) / 4 * 1.1))
+
+    MockLLM.count_text_tokens = count_text_tokens  # type: ignore[method-assign]
+
+
+_offline_mock_token_counts()
+
+
+@task(name=registered("task"))
 def overlay_task(overlay: str, condition: str = "full", judge: str = "none", runs: str = "runs") -> Task:
     """Any worldkit task overlay (`-T overlay=ID|PATH`)."""
     return worldkit_task(overlay, condition=condition, judge=judge, runs=runs)
@@ -179,13 +263,14 @@ def overlay_task(overlay: str, condition: str = "full", judge: str = "none", run
 # --- InfoOrgBench ------------------------------------------------------------------------------
 
 
-@task(name="infoorg")
+@task(name=registered("infoorg"))
 def infoorg_task(packet: str, runs: str = "runs") -> Task:
     """An InfoOrgBench packet (`-T packet=DIR`): the organizer's five tools over MCP, the Structure
     Score of the tree the model leaves as the score."""
     from worldkit.infoorg.overlays import check_overlay
 
     overlay = check_overlay(Path(packet))
+    _runs_folder(runs)
     sample = Sample(id=overlay.id, input=overlay.request,
                     metadata={"task_id": overlay.id, "seat": overlay.seat, "records": overlay.packet.record_count})  # fmt: skip
     return Task(
@@ -237,3 +322,14 @@ def structure_scorer(packet: str) -> Scorer:
                      metadata={"structure_score": result.model_dump(mode="json"), "run_dir": str(run_dir)})  # fmt: skip
 
     return score
+
+
+if __name__ == "__main__":
+    import sys as _sys
+
+    _target = Path(__file__).with_name("inspect_shipped.py")
+    if _sys.argv[1:] == ["--write"]:
+        _target.write_text(shipped_module_source(), encoding="utf-8")
+        print(f"wrote {_target}")
+    else:
+        print(shipped_module_source(), end="")

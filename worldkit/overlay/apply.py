@@ -45,6 +45,7 @@ from worldkit.overlay.errors import StaleFingerprint
 from worldkit.overlay.load import (
     load_overlay,
     overlay_digest,
+    overlay_fields,
     overlay_world,
     reference_bytes,
 )
@@ -330,7 +331,8 @@ def _build(
         full_dir, full = reused.out, reused
     else:
         full_dir = tmp / ".full" if packet else projection
-        full = materialize(world, model.rev, model.date, model.seat, full_dir)
+        with overlay_fields(model):
+            full = materialize(world, model.rev, model.date, model.seat, full_dir)
     if full.fingerprint != model.pinned_fingerprint and not allow_stale:
         raise StaleFingerprint(model, full.fingerprint)
     overlay_sha = overlay_digest(model, references)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import io
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,17 @@ from worldkit.world.load import WorldPackage, load_world, resolve_world
 
 OVERLAY_FILENAME = "overlay.yaml"
 _Loader = StrictLoader
+
+
+@contextmanager
+def overlay_fields(model: Overlay) -> Iterator[None]:
+    """A `UsageError` raised while the overlay's own projection (world, rev, date, seat) is materialized is
+    the overlay's fault: an `InvalidOverlay` (exit 3) naming its file, not bad command-line usage."""
+    try:
+        yield
+    except UsageError as error:
+        raise InvalidOverlay(f"{error.message} (the overlay's world, rev, date or seat); fix the overlay",
+                             file=model.source) from None  # fmt: skip
 
 
 def overlay_search_path(world_root: Path | None = None) -> list[Path]:
@@ -108,7 +120,9 @@ def _explain(error: ValidationError, raw: Any, file: Path) -> InvalidOverlay:
     for item in error.errors():
         entity, field = _locate(tuple(item["loc"]), raw)
         if item["type"] == "extra_forbidden":
-            message = "unknown field; remove it or fix its spelling"
+            from worldkit._model import unknown_key_message
+
+            message = unknown_key_message(Overlay, tuple(item["loc"]))
         elif item["type"] == "missing":
             message = "required field is missing; add it"
         else:

@@ -64,7 +64,7 @@ from worldkit.overlay.grading import (
     tool_config_for,
 )
 from worldkit.overlay.leaks import find_leaks, verifier_items
-from worldkit.overlay.load import load_overlay, overlay_world, reference_bytes
+from worldkit.overlay.load import load_overlay, overlay_fields, overlay_world, reference_bytes
 from worldkit.overlay.models import EvidenceItem, Overlay, SourcePointer
 from worldkit.overlay.view import ProjectionView
 
@@ -132,7 +132,8 @@ def check_overlay(overlay: Overlay | str | Path) -> CheckReport:
     world = overlay_world(model)
     with tempfile.TemporaryDirectory(prefix="worldkit-overlay-check-") as scratch:
         root = Path(scratch)
-        result = materialize(world, model.rev, model.date, model.seat, root / "projection")
+        with overlay_fields(model):
+            result = materialize(world, model.rev, model.date, model.seat, root / "projection")
         return check_materialized(model, result, root)
 
 

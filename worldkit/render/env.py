@@ -25,7 +25,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from worldkit.errors import InvalidWorld
 from worldkit.render.dated import ITEM_FIRST, DateLog, watched_world
-from worldkit.render.office import Meta, format_of, render_office
+from worldkit.render.office import LibraryFailed, Meta, format_of, render_office
 from worldkit.timeline import Snapshot
 from worldkit.timeline.asof import RecordView, fold_record
 from worldkit.world.models import Document, Message, Record
@@ -474,6 +474,8 @@ class Renderer:
                     author=owner.name if owner is not None else "")
         try:
             office = render_office(doc.path, text, meta)
+        except LibraryFailed as error:
+            raise error.for_document(f"{doc.id} ({doc.path})") from error.error
         except Exception as error:  # noqa: BLE001 - a format library refusing the template's text
             raise InvalidWorld(
                 f"document {doc.id} ({doc.path}) cannot be written as {doc.path.rsplit('.', 1)[-1].upper()}: {error}. "

@@ -141,6 +141,11 @@ def write_run_folder(root: Path, folder: RunFolder) -> Path:
 def read_run_folder(root: Path) -> RunFolder:
     """Read and validate `root/run.json`; errors name the file, the field and the fix."""
     path = RunPaths(Path(root)).manifest
+    if not Path(root).is_dir():
+        from worldkit.errors import UsageError
+
+        raise UsageError(f"{root}: no such folder; pass a run folder written by `worldkit run` or "
+                         "`worldkit serve --overlay T --out DIR`")
     if not path.is_file():
         raise InvalidResults(
             f"not a run folder: no {RUN_FILE}; pass a folder written by `worldkit run` or "

@@ -61,7 +61,13 @@ FAILED_TOOL = "worldkit:run-failed"
 
 
 class RunFailed(WorldkitError):
-    """The agent could not finish (its endpoint was down, kept failing, …); the run is marked failed."""
+    """The agent could not finish (its endpoint was down, kept failing, …); the run is marked failed.
+    Its exit code is the cause's when worldkit raised that on purpose (an endpoint down: 5), else 4."""
+
+    def __init__(self, message: str, cause: BaseException | None = None) -> None:
+        super().__init__(message)
+        if isinstance(cause, WorldkitError):
+            self.exit_code = cause.exit_code
 
 
 @dataclass(frozen=True)
@@ -140,6 +146,7 @@ def run_task(
     request = (candidate / "request.md").read_text(encoding="utf-8")
 
     failure: str | None = None
+    cause: BaseException | None = None
     outcome: Any = None
     anchor_file = paths.root / ANCHOR_FILENAME
     with Store.open(store_url) as store:
@@ -158,7 +165,7 @@ def run_task(
             try:
                 outcome = anyio.run(drive)
             except Exception as error:  # noqa: BLE001 - any agent failure marks the run failed, then is reported
-                leaf = _leaf(error)
+                leaf = cause = _leaf(error)
                 failure = leaf.message if isinstance(leaf, WorldkitError) else f"{type(leaf).__name__}: {leaf}"
                 log.append(FAILED_TOOL, {"agent": agent_id}, "error", None, {"error": failure[:1000]})
         finally:
@@ -173,7 +180,7 @@ def run_task(
         record = record.model_copy(update={"log_anchor": log_anchor,
                                            "inputs": {**record.inputs, "seat_files": seat_files}})
         _keep(record, paths.record, store_url)
-        raise RunFailed(f"run {run_id} failed: {failure}. The run is marked failed (record {paths.record})")
+        raise RunFailed(f"run {run_id} failed: {failure}. The run is marked failed (record {paths.record})", cause)
 
     captured = capture(overlay, candidate, paths.workspace, events)
     if captured.state_after != state.digest():

@@ -11,6 +11,7 @@ This module must never keep a global engine or connection: a `Store` is opened a
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -50,14 +51,41 @@ def resolve_url(
     return f"sqlite:///{(base / DEFAULT_PATH).resolve()}"
 
 
+_URL_EXAMPLES = "sqlite:///path/store.db, postgresql+psycopg://user@host:5432/db or a file path"
+
+
 def normalize_url(url: str) -> str:
-    """Accept a bare file path as SQLite and `postgresql://` as the psycopg 3 driver."""
+    """A store URL parsed by SQLAlchemy (`make_url`): a bare file path is SQLite, `postgresql://` (and
+    `postgres://`) the psycopg 3 driver. Something that looks like a URL but is not one (`postgresql+psycopg//…`,
+    `sqlite:/x`) is a `UsageError` naming the fix, never a SQLite file of that name."""
+    from worldkit.errors import UsageError
+
     if "://" not in url:
+        scheme = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*)(:|//)", url)
+        if scheme and scheme.group(1).split("+")[0].lower() in _DIALECTS:
+            name, rest = scheme.group(1), url[len(scheme.group(1)) :].lstrip(":")
+            if name.lower().startswith("sqlite"):  # the file it names, absolute as worldkit writes it
+                fixed = f"{name}:///{Path(rest[2:] if rest.startswith('//') else rest).expanduser().resolve()}"
+            else:
+                fixed = f"{name}://{rest.lstrip('/')}"
+            raise UsageError(f"store URL {url!r} is malformed (a URL's scheme ends in `://`): did you mean {fixed!r}? "
+                             f"Use e.g. {_URL_EXAMPLES}")  # fmt: skip
         return f"sqlite:///{Path(url).expanduser().resolve()}"
     for prefix in ("postgresql://", "postgres://"):
         if url.startswith(prefix):
-            return "postgresql+psycopg://" + url[len(prefix) :]
+            url = "postgresql+psycopg://" + url[len(prefix) :]
+            break
+    try:
+        parsed = sa.make_url(url)
+    except (sa.exc.ArgumentError, ValueError) as error:  # ValueError: a port that is not a number
+        raise UsageError(f"store URL {url!r} is not a database URL ({error}); use e.g. {_URL_EXAMPLES}") from None
+    if parsed.get_backend_name() not in ("sqlite", "postgresql"):
+        raise UsageError(f"store URL {describe_url(parsed)} names the database {parsed.get_backend_name()!r}; worldkit "
+                         f"stores live in SQLite or PostgreSQL: use e.g. {_URL_EXAMPLES}")  # fmt: skip
     return url
+
+
+_DIALECTS = frozenset({"sqlite", "postgresql", "postgres", "mysql", "mariadb", "oracle", "mssql"})
 
 
 def describe_url(url: str | sa.URL) -> str:

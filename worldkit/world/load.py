@@ -70,9 +70,11 @@ def _read_yaml(path: Path) -> Any:
 
 
 def _validation_error(
-    error: ValidationError, *, file: Path | str, raw: Any, prefix: tuple[Any, ...] = ()
+    error: ValidationError, *, file: Path | str, raw: Any, prefix: tuple[Any, ...] = (), model: Any = None
 ) -> InvalidWorld:
-    first = error.errors()[0]
+    errors = error.errors()
+    # an unknown key first: a misspelt key (`revisons`) is also a missing one (`revisions`)
+    first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
     loc = prefix + tuple(first["loc"])
     entity = None
     node: Any = raw
@@ -92,7 +94,10 @@ def _validation_error(
     field_name = ".".join(path_parts)
     message = first["msg"]
     if first["type"] == "extra_forbidden":
-        message = "unknown field; remove it or fix its spelling"
+        from worldkit._model import unknown_key_message
+
+        message = unknown_key_message(model, tuple(first["loc"])) if model is not None else (
+            "unknown field; remove it or fix its spelling")  # fmt: skip
     elif first["type"] == "missing":
         message = "required field is missing; add it"
     elif first["type"] == "value_error":  # a model's own check: its message already says what to fix
@@ -162,7 +167,7 @@ def _add_entities(
         try:
             item = model.model_validate(raw)
         except ValidationError as error:
-            raise _validation_error(error, file=file, raw=raw_root, prefix=prefix + (index,)) from None
+            raise _validation_error(error, file=file, raw=raw_root, prefix=prefix + (index,), model=model) from None
         key = item.id  # type: ignore[attr-defined]
         if key in bucket.items:
             raise InvalidWorld(
@@ -281,7 +286,7 @@ def _load_package(root: Path, entities: Callable[[WorldFile], tuple[dict, dict] 
     try:
         spec = WorldFile.model_validate(raw)
     except ValidationError as error:
-        raise _validation_error(error, file=world_file, raw=raw) from None
+        raise _validation_error(error, file=world_file, raw=raw, model=WorldFile) from None
     known = entities(spec) if entities is not None else None
     base, origin = known if known is not None else _load_entities(root, spec)
     package = WorldPackage(root=root, spec=spec, base=base, origin=origin, templates=_load_templates(root))
@@ -404,7 +409,7 @@ def _apply_changeset(
             try:
                 collections[name][upd.id] = model.model_validate(merged)
             except ValidationError as error:
-                raise _validation_error(error, file=file, raw=merged) from None
+                raise _validation_error(error, file=file, raw=merged, model=model) from None
             origin[(name, upd.id)] = f"{file} (revision {rev.name})"
     for name, ids in rev.remove.items():
         if name not in COLLECTIONS:

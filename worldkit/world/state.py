@@ -5,6 +5,8 @@ Pure data; never reads files (the loader builds it) and never renders.
 
 from __future__ import annotations
 
+import datetime as dt
+
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -57,6 +59,14 @@ class WorldState:
     @cached_property
     def template_digests(self) -> dict[str, str]:
         return {name: sha256_bytes(src.encode("utf-8")) for name, src in sorted(self.templates.items())}
+
+    @cached_property
+    def history_end(self) -> dt.date | None:
+        """The last date anything in this revision happens: a document appears, a record event, a message."""
+        dates = [d.visible_from for d in self.documents.values()]
+        dates += [e.date for r in self.records.values() for e in r.events]
+        dates += [m.date for m in self.messages.values()]
+        return max(dates, default=None)
 
     def collection(self, name: str) -> dict[str, Any]:
         return getattr(self, name)

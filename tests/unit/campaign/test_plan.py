@@ -92,7 +92,7 @@ def test_plan_bytes_do_not_depend_on_the_process(tmp_path: Path) -> None:
      "d.yaml: blocks: 2 does not divide every run count (3 full, 2 per curated packet)"),
     ("tasks: [a]\nagents: [noop, noop]\n", "agent names repeated: noop"),
     ("tasks: [a]\nagents: [noop]\nconditions: {full: 0}\n", "conditions plan no run"),
-    ("tasks: [a]\nagents: [noop]\nsed: 3\n", "field sed: Extra inputs are not permitted"),
+    ("tasks: [a]\nagents: [noop]\nsed: 3\n", "field sed: unknown key `sed`; did you mean `seed`?"),
     ("tasks: [a\n", "not valid YAML"),
 ])
 def test_bad_designs_are_refused_with_file_and_item(tmp_path: Path, text: str, message: str) -> None:

@@ -82,7 +82,7 @@ def test_overlay_digest_ignores_layout_key_order_and_comments(tmp_path: Path) ->
         (lambda r: r.update(workspace_seed=[{"path": "/etc/x", "text": ""}]), "relative path"),
         (lambda r: r.update(pinned_fingerprint="abc"), "pinned_fingerprint"),
         (lambda r: r.update(schema_version=2), "schema_version"),
-        (lambda r: r.update(colour="red"), "unknown field"),
+        (lambda r: r.update(colour="red"), "unknown key `colour`"),
         (lambda r: r["prohibited"][0].update(match={"recipient": "x"}), "not arguments of send_message"),
         (lambda r: r["permitted"].append({"kind": "delete_world"}), "permitted"),
     ],
@@ -104,7 +104,7 @@ def test_every_validation_problem_is_reported_at_once() -> None:
         parse_overlay(raw, GOOD)
     message = info.value.message
     assert "2 problems: " in message
-    assert "entity cc1-report, field colour: unknown field; remove it or fix its spelling" in message
+    assert "entity cc1-report, field colour: unknown key `colour`; known keys: " in message and "rubric, " in message
     assert "entity C2, field rubric.1: a deterministic criterion needs a `check`; fix the value" in message
 
 

@@ -96,10 +96,12 @@ def test_an_unreachable_server_is_a_store_error_naming_the_store() -> None:
     assert "--store" in message and "WORLDKIT_STORE" in message
 
 
-def test_a_malformed_or_unsupported_url_is_a_store_error() -> None:
-    with pytest.raises(StoreError, match="not a database URL"):
+def test_a_malformed_or_unsupported_url_is_bad_usage() -> None:
+    from worldkit.errors import UsageError
+
+    with pytest.raises(UsageError, match="not a database URL"):
         Store.open("://x")
-    with pytest.raises(StoreError, match="cannot use store nosuchscheme://x.*supports sqlite"):
+    with pytest.raises(UsageError, match="names the database 'nosuchscheme'.*SQLite or PostgreSQL"):
         Store.open("nosuchscheme://x")
 
 

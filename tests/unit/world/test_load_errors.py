@@ -33,7 +33,7 @@ def test_good_world_loads(tmp_path: Path) -> None:
         (lambda s: s.data["documents"].append(dict(s.item("documents", "D-SOP"))), "D-SOP", "id", "duplicate id"),
         (lambda s: s.data["documents"].append({**s.item("documents", "D-SOP"), "id": "D-SOP2"}), "D-SOP2", "path", "also used"),
         (lambda s: s.item("documents", "D-SOP").update(path="../escape.md"), "D-SOP", "path", "`..`"),
-        (lambda s: s.item("documents", "D-SOP").update(colour="red"), "D-SOP", "colour", "unknown field"),
+        (lambda s: s.item("documents", "D-SOP").update(colour="red"), "D-SOP", "colour", "unknown key `colour`"),
         (lambda s: s.item("documents", "D-SOP").update(visible_from="yesterday"), "D-SOP", "visible_from", "fix the value"),
         (lambda s: s.world["revisions"][1].update(parent="r0"), "r2", "parent", "parent revision 'r0' is missing"),
     ],

@@ -7,6 +7,10 @@ document's own date as every creation and modification date, a content-derived P
 no host names. `extract_text` gives back what an agent's file tools read from such a file (the
 format libraries' own readers, as Markdown-like text), so evidence anchors written on the
 template's text match the file.
+
+A format library that refuses the text raises its own error class (the template's fault); any other
+exception raised while a library writes (a `TypeError` from a release worldkit does not follow) is
+`LibraryFailed`, naming the library, its installed version and the document.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import datetime as dt
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from worldkit.errors import ExitCode, WorldkitError
 
 
 @dataclass(frozen=True)
@@ -31,6 +37,54 @@ class Format:
     name: str
     render: Callable[[str, Meta], bytes]
     extract: Callable[[bytes], str]
+    library: str = ""
+    """The distribution that writes the format (its version is named when it fails)."""
+    package: str = ""
+    """That library's import name: an exception class of its own is a refusal of the text."""
+
+
+class LibraryFailed(WorldkitError):
+    """A format library failed while writing a document, other than by refusing its text: most often
+    an installed release that worldkit does not support (environment, exit 5)."""
+
+    exit_code = ExitCode.ENVIRONMENT
+
+    def __init__(self, fmt: Format, error: BaseException, document: str = "") -> None:
+        from importlib import metadata
+
+        import platform
+
+        from worldkit import DISTRIBUTION
+
+        try:
+            version = platform.python_version() if fmt.library == "python" else metadata.version(fmt.library)
+        except metadata.PackageNotFoundError:
+            version = "(not installed)"
+        self.format, self.error, self.version = fmt, error, version
+        what = f"document {document}" if document else "a document"
+        super().__init__(
+            f"{fmt.library} {version} failed while writing {what} as {fmt.name} "
+            f"({type(error).__name__}: {error}); this is not the template's fault: install the {fmt.library} "
+            f"release worldkit supports (its range: `pip show -v {DISTRIBUTION}` lists worldkit's requirements; "
+            f"the repository's constraints.txt pins the tested one)"
+        )
+
+    def for_document(self, document: str) -> LibraryFailed:
+        return LibraryFailed(self.format, self.error, document)
+
+
+def _refused_by_library(error: BaseException, fmt: Format) -> bool:
+    """Whether `error` is the library's own exception class (it refused the text it was given)."""
+    return bool(fmt.package) and type(error).__module__.split(".")[0] == fmt.package
+
+
+def _render(fmt: Format, text: str, meta: Meta) -> bytes:
+    try:
+        return fmt.render(text, meta)
+    except Exception as error:
+        if _refused_by_library(error, fmt):
+            raise
+        raise LibraryFailed(fmt, error) from error
 
 
 def _on_call(module: str, name: str) -> Callable:
@@ -45,10 +99,10 @@ def _on_call(module: str, name: str) -> Callable:
 
 
 FORMATS: dict[str, Format] = {
-    ".docx": Format("DOCX", _on_call("docx", "render"), _on_call("docx", "extract")),
-    ".xlsx": Format("XLSX", _on_call("xlsx", "render"), _on_call("xlsx", "extract")),
-    ".pdf": Format("PDF", _on_call("pdf", "render"), _on_call("pdf", "extract")),
-    ".eml": Format("EML", _on_call("eml", "render"), _on_call("eml", "extract")),
+    ".docx": Format("DOCX", _on_call("docx", "render"), _on_call("docx", "extract"), "python-docx", "docx"),
+    ".xlsx": Format("XLSX", _on_call("xlsx", "render"), _on_call("xlsx", "extract"), "openpyxl", "openpyxl"),
+    ".pdf": Format("PDF", _on_call("pdf", "render"), _on_call("pdf", "extract"), "fpdf2", "fpdf"),
+    ".eml": Format("EML", _on_call("eml", "render"), _on_call("eml", "extract"), "python", "email"),
 }
 """Extension → format (the registry)."""
 
@@ -65,7 +119,7 @@ def render_office(path: str, text: str, meta: Meta) -> bytes | None:
         return None
     from worldkit.render.office.cache import cached
 
-    return cached(path[path.rfind(".") :].lower(), text, meta, lambda: found.render(text, meta))
+    return cached(path[path.rfind(".") :].lower(), text, meta, lambda: _render(found, text, meta))
 
 
 def extract_text(path: str, data: bytes) -> str | None:
@@ -86,4 +140,4 @@ def extract_text(path: str, data: bytes) -> str | None:
     return extracted(path[path.rfind(".") :].lower(), data, read)
 
 
-__all__ = ["FORMATS", "Format", "Meta", "extract_text", "format_of", "render_office"]
+__all__ = ["FORMATS", "Format", "LibraryFailed", "Meta", "extract_text", "format_of", "render_office"]

@@ -10,6 +10,11 @@ integer sum of the same per-mille widths and turns it into points with the same 
 fpdf2 uses, so every comparison, every break and every `TextLine` is fpdf2's own. Any other input
 goes to fpdf2's `get_line` unchanged. Installed once, by `install`, for the module `multi_cell`
 reads it from; the equivalence is tested against fpdf2's own class on random text.
+
+fpdf2 changes its line breaking between releases (2.8.9 compares widths with a 1e-9 tolerance and
+keeps its graphics state as an object, not a dict), so the one-pass class is installed only for the
+releases in `VERIFIED`, each with the comparison that release makes; on any other release
+`multi_cell` keeps fpdf2's own class, and the PDFs are still fpdf2's own, only slower.
 """
 
 from __future__ import annotations
@@ -18,12 +23,23 @@ from typing import Any
 
 _INSTALLED: list[type] = []
 
+VERIFIED: dict[str, float | None] = {"2.8.3": None, "2.8.4": None, "2.8.9": 1e-9}
+"""fpdf2 releases whose `MultiLineBreak.get_line` this module reproduces → the tolerance with which that
+release finds a line too wide (None: a plain `>`; else `FloatTolerance.greater_than`)."""
 
-def install(font_class: type) -> None:
-    """Make `fpdf.fpdf.MultiLineBreak` the one-pass `LineBreak`, for text in fonts of `font_class`."""
+
+def install(font_class: type) -> bool:
+    """Make `fpdf.fpdf.MultiLineBreak` the one-pass `LineBreak`, for text in fonts of `font_class`,
+    if the installed fpdf2 is one of `VERIFIED`; True if it is (or already was) installed."""
     if _INSTALLED:
-        return
+        return _INSTALLED[0] is not None
+    import fpdf
     import fpdf.fpdf as fpdf_module
+
+    if fpdf.FPDF_VERSION not in VERIFIED:
+        _INSTALLED.append(None)
+        return False
+    tolerance = VERIFIED[fpdf.FPDF_VERSION]
     from fpdf.enums import Align, WrapMode
     from fpdf.line_break import (
         BREAKING_SPACE_SYMBOLS_STR,
@@ -46,7 +62,6 @@ def install(font_class: type) -> None:
             if callable(max_width) or len(fragments) != 1:
                 return
             fragment = fragments[0]
-            state = fragment.graphics_state
             if (
                 type(fragment.font) is not font_class
                 or self.print_sh
@@ -54,9 +69,9 @@ def install(font_class: type) -> None:
                 or self.skip_leading_spaces
                 or self.first_line_indent
                 or self.line_height != 1.0
-                or state["char_spacing"] != 0
-                or state["font_stretching"] != 100
-                or state["text_shaping"]
+                or fragment.char_spacing != 0
+                or fragment.font_stretching != 100
+                or fragment.text_shaping_parameters
                 or not unhandled.isdisjoint(fragment.characters)
             ):
                 return
@@ -87,7 +102,7 @@ def install(font_class: type) -> None:
             while index < end:
                 char = chars[index]
                 char_width = cw[char] * size_pt * 0.001 / k
-                if width + char_width > limit:
+                if (width + char_width - limit > tolerance) if tolerance else (width + char_width > limit):
                     if char in breaking:
                         self.character_index = index + 1
                         return self._line(line, begun, units, spaces, self.align, height, line_max)
@@ -139,3 +154,4 @@ def install(font_class: type) -> None:
 
     fpdf_module.MultiLineBreak = LineBreak
     _INSTALLED.append(LineBreak)
+    return True

@@ -39,8 +39,9 @@ _FONT_CLASS: list[type] = []
 
 
 def _font(pdf, family: str, style: str, size: float) -> None:
-    """`pdf.set_font(family, style, size)`, a core font added on first use as `set_font` adds it,
-    as a `CoreFont` whose text width is computed without a generator."""
+    """`pdf.set_font(family, style, size)`, the core font it adds made a `CoreFont` whose text width is
+    computed without a generator (the font is made by fpdf2 itself, whose constructor differs between
+    releases, then given the subclass)."""
     if not _FONT_CLASS:
         from fpdf.fonts import CoreFont
 
@@ -52,10 +53,10 @@ def _font(pdf, family: str, style: str, size: float) -> None:
 
         _FONT_CLASS.append(_CoreFont)
         _linebreak.install(_CoreFont)
-    key = family + style
-    if key not in pdf.fonts:
-        pdf.fonts[key] = _FONT_CLASS[0](pdf, key, style)
     pdf.set_font(family, style, size)
+    font = pdf.current_font
+    if type(font) is _FONT_CLASS[0].__base__:
+        font.__class__ = _FONT_CLASS[0]
 
 
 def render(text: str, meta: Meta) -> bytes:

@@ -14,6 +14,9 @@ from tests.fixtures.overlays.paths import GOOD
 from worldkit._cli.main import run
 from worldkit.record.execution import find_records, read_record
 
+# a run folder names its overlay by id: the fixture overlays must be on the configured path
+pytestmark = pytest.mark.usefixtures("fixture_overlays_on_path")
+
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -21,11 +21,11 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
 
 
 @pytest.mark.parametrize("content", [b"not a database, just text\n" * 20, b"\x00" * 4096, b"SQLite format 3\x00" + b"\xff" * 200])
-def test_a_store_file_that_is_not_sqlite_is_a_usage_error(capsys, tmp_path: Path, content: bytes) -> None:
+def test_a_store_file_that_is_not_sqlite_is_an_environment_error(capsys, tmp_path: Path, content: bytes) -> None:
     bad = tmp_path / "store.db"
     bad.write_bytes(content)
     code, err = _run(capsys, "log", "list", "--store", f"sqlite:///{bad}")
-    assert code == 2 and str(bad) in err and "--store" in err
+    assert code == 5 and str(bad) in err and "--store" in err  # the store is the environment (README: exit 5)
     assert bad.read_bytes() == content  # nothing was written into it
 
 

@@ -14,6 +14,9 @@ from tests.scripted_chat import ScriptedChat, completion
 from worldkit._cli.main import run
 from worldkit.record.execution import find_records, read_record
 
+# a run folder names its overlay by id: the fixture overlays must be on the configured path
+pytestmark = pytest.mark.usefixtures("fixture_overlays_on_path")
+
 QS = str(Path(__file__).resolve().parents[2] / "overlays" / "pharmaco_demo" / "qualification-sweep" / "overlay.yaml")
 
 

@@ -3,6 +3,8 @@ naming the endpoint and the criteria left `grader_error`, and the record says th
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import socket
 from pathlib import Path
@@ -11,6 +13,9 @@ from tests.fixtures.overlays.paths import GOOD
 from tests.scripted_chat import ScriptedChat, completion
 from worldkit._cli.main import run
 from worldkit.record.execution import find_records, read_record
+
+# a run folder names its overlay by id: the fixture overlays must be on the configured path
+pytestmark = pytest.mark.usefixtures("fixture_overlays_on_path")
 
 
 def _down_url() -> str:

@@ -29,7 +29,7 @@ from worldkit.canon import pretty_json, sha256_json
 from worldkit.errors import OutputExists, UsageError
 from worldkit.grade.access import EVIDENCE_TOOLS, LISTING_TOOLS, tool_events
 from worldkit.record.execution import LoadedRecord, load_records
-from worldkit.run.regrade import load_run_overlay
+from worldkit.run.regrade import load_run_overlay, record_claims
 
 __all__ = ["AUDIT_SCHEMA_VERSION", "KEY_FILE", "AuditSample", "draw_sample"]
 
@@ -174,8 +174,7 @@ def draw_sample(
         record = candidate.loaded.record
         if record.run_id not in overlays:
             where = candidate.loaded.path.parent if candidate.loaded.path is not None else Path(candidate.loaded.origin)
-            overlays[record.run_id] = load_run_overlay(str(record.inputs.get("overlay_path") or ""), record.task,
-                                                       str(record.inputs.get("overlay_sha256") or ""), where)  # fmt: skip
+            overlays[record.run_id] = load_run_overlay(where, record_claims(record), candidate.loaded.path)
         overlay = overlays[record.run_id]
         criterion = next(c for c in overlay.rubric if c.id == candidate.criterion)
         item = f"I{number:04d}"

@@ -327,7 +327,9 @@ def plain(text: str) -> str:
     return _EMPHASIS.sub("", text.replace("\r\n", "\n").replace("\r", "\n").removeprefix("\ufeff"))
 
 
-def windows(text: str, within: Window) -> list[str]:
+def windows(text: str, within: Window, *, keep_questions: bool = False) -> list[str]:
+    """The text cut into `within` windows; sentence windows leave questions out (a question states
+    nothing) unless `keep_questions` (the `facts` reader, which reports a question as undecided)."""
     text = plain(text)
     if within == "document":
         return [text]
@@ -338,7 +340,7 @@ def windows(text: str, within: Window) -> list[str]:
     lines = _table_aware_lines(text)
     if within == "line":
         return lines
-    return [s for line in lines for s in _sentences(line) if not _is_question(s)]
+    return [s for line in lines for s in _sentences(line) if keep_questions or not _is_question(s)]
 
 
 def _is_question(sentence: str) -> bool:

@@ -154,7 +154,7 @@ def read_claim(claim: Claim, text: str) -> Reading:
 
 @lru_cache(maxsize=256)
 def _cached_windows(text: str, within: str) -> tuple[str, ...]:
-    return tuple(windows(text, within))  # type: ignore[arg-type]
+    return tuple(windows(text, within, keep_questions=True))  # type: ignore[arg-type]
 
 
 def _trigrams(text: str) -> set[tuple[str, ...]]:

@@ -34,6 +34,9 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
+# bench/ holds an `mcp.py` of its own: off the import path, or it would shadow the MCP SDK (Ray's workers
+# inherit this driver's path)
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 SPEEDUP_TASKS = ["qualification-sweep", "shelf-life-assessment", "stability-update"]
 PAPER_TASKS = [

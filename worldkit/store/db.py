@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import re
+import sqlite3
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -144,11 +146,11 @@ def _setup_sqlite(engine: Engine, *, wal: bool) -> None:
         # Let SQLAlchemy, not the sqlite3 module, decide when transactions begin (see `_on_begin`).
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
         if wal:
-            cursor.execute("PRAGMA journal_mode=WAL")
+            _enter_wal(cursor)
             # In WAL mode NORMAL is durable against application crashes, and much faster.
             cursor.execute("PRAGMA synchronous=NORMAL")
-        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.close()
 
@@ -156,6 +158,30 @@ def _setup_sqlite(engine: Engine, *, wal: bool) -> None:
     def _on_begin(conn: Connection) -> None:
         write = conn.get_execution_options().get(_WRITE_OPTION, False)
         conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+def _enter_wal(cursor: Any) -> None:
+    """Put the database in WAL mode, waiting for processes that are doing the same.
+
+    The mode is stored in the file, so only the first connection ever changes it. That change
+    needs an exclusive lock, and SQLite answers "database is locked" at once, without its busy
+    handler, while another process opening the fresh file holds one; so wait here, up to the busy
+    timeout, instead of failing the second of two processes that start together.
+    """
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
+    pause = 0.005
+    while True:
+        try:
+            (mode,) = cursor.execute("PRAGMA journal_mode").fetchone()
+            if str(mode).lower() != "wal":
+                cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as error:
+            message = str(error).lower()
+            if ("locked" not in message and "busy" not in message) or time.monotonic() > deadline:
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
 
 
 class Store:

@@ -6,14 +6,16 @@ server's `Retry-After`); anything that still fails raises `EndpointError`
 (exit 5) with a message naming the endpoint and the fix — never a traceback. The API key is sent
 but never recorded: `describe()` gives what an execution record may carry.
 
-This module must never read the environment for a caller: who the endpoint is (agent or judge)
-is the caller's choice, so one can never pick up the other's settings by accident.
+This module never chooses which environment variables to read: who the endpoint is (agent or
+judge) is the caller's choice, and `endpoint_from_options` reads only the variables its caller
+names, so one can never pick up the other's settings by accident.
 """
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +23,7 @@ import httpx2 as httpx
 
 from worldkit.errors import EnvironmentProblem
 
-__all__ = ["ChatEndpoint", "EndpointError"]
+__all__ = ["ChatEndpoint", "EndpointError", "endpoint_from_options"]
 
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 
@@ -143,6 +145,43 @@ class ChatEndpoint:
                 "point --base-url at an OpenAI-compatible chat-completions API"
             )
         return data
+
+
+def endpoint_from_options(
+    options: Mapping[str, Any],
+    *,
+    base_url_vars: Sequence[str],
+    model_vars: Sequence[str],
+    api_key_vars: Sequence[str],
+    missing: str,
+    max_retries: int = 2,
+    environ: Mapping[str, str] | None = None,
+) -> ChatEndpoint:
+    """An endpoint from `options` (base_url, model, api_key, timeout_s, max_retries, backoff_s,
+    transport), each unset one from the first set variable the caller names, in order.
+
+    `missing` is the UsageError's message when no endpoint or model is found; `max_retries` the
+    caller's default. `environ` defaults to the process environment.
+    """
+    env = os.environ if environ is None else environ
+
+    def pick(key: str, names: Sequence[str]) -> str:
+        return str(options.get(key) or next((env[name] for name in names if env.get(name)), ""))
+
+    base, model = pick("base_url", base_url_vars), pick("model", model_vars)
+    if not base or not model:
+        from worldkit.errors import UsageError
+
+        raise UsageError(missing)
+    return ChatEndpoint(
+        base_url=base,
+        model=model,
+        api_key=pick("api_key", api_key_vars),
+        timeout_s=float(options.get("timeout_s") or 120.0),
+        max_retries=int(options["max_retries"]) if options.get("max_retries") is not None else max_retries,
+        backoff_s=float(options["backoff_s"]) if options.get("backoff_s") is not None else 1.0,
+        transport=options.get("transport"),
+    )
 
 
 class _Retryable(Exception):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import httpx2 as httpx
 import pytest
 
-from worldkit.chat import ChatEndpoint, EndpointError
-from worldkit.errors import ExitCode
+from worldkit.chat import ChatEndpoint, EndpointError, endpoint_from_options
+from worldkit.errors import ExitCode, UsageError
 
 OK = {"choices": [{"message": {"role": "assistant", "content": "hi"}}]}
 
@@ -45,3 +45,17 @@ def test_giving_up_names_the_last_problem_and_the_attempts() -> None:
         _endpoint([httpx.Response(500, text="boom")] * 3, waits, retries=2).complete({})
     assert waits == [0.5, 1.0] and caught.value.attempts == 3 and caught.value.status == 500
     assert "answered HTTP 500: boom (after 3 attempts)" in caught.value.message
+
+
+def test_an_endpoint_from_options_reads_only_the_variables_its_caller_names() -> None:
+    environ = {"AGENT_URL": "http://127.0.0.1:1/v1", "AGENT_MODEL": "a", "JUDGE_KEY": "", "SECOND_KEY": "k2"}
+    endpoint = endpoint_from_options(
+        {"model": "from-options", "max_retries": None}, base_url_vars=["AGENT_URL"], model_vars=["AGENT_MODEL"],
+        api_key_vars=["JUDGE_KEY", "SECOND_KEY"], missing="unused", max_retries=3, environ=environ,
+    )  # fmt: skip
+    assert (endpoint.base_url, endpoint.model, endpoint.api_key, endpoint.max_retries) == (
+        "http://127.0.0.1:1/v1", "from-options", "k2", 3,
+    )  # fmt: skip
+    with pytest.raises(UsageError, match="^say which endpoint$"):
+        endpoint_from_options({}, base_url_vars=["OTHER_URL"], model_vars=["AGENT_MODEL"], api_key_vars=[],
+                              missing="say which endpoint", environ=environ)  # fmt: skip

@@ -45,7 +45,7 @@ from worldkit.record.execution import (
     RunStats,
 )
 
-__all__ = ["Captured", "Grades", "build_record", "capture", "grade_captured", "judge_failure", "summary"]
+__all__ = ["Captured", "Grades", "build_record", "capture", "grade_captured", "judge_failure", "record_inputs", "summary"]
 
 
 @dataclass(frozen=True)
@@ -203,6 +203,18 @@ def revision_digest(candidate: Path) -> str:
     return str((manifest.get("inputs") or {}).get("revision_digest", ""))
 
 
+def record_inputs(overlay: Overlay, candidate: Path) -> dict[str, str]:
+    """An execution record's `inputs`: the task's world, revision, date, seat and overlay, and the
+    revision digest its staged candidate was rendered from."""
+    from worldkit.overlay import overlay_digest
+
+    return {
+        "world": overlay.world, "rev": overlay.rev, "date": overlay.date.isoformat(), "seat": overlay.seat,
+        "overlay": overlay.id, "overlay_sha256": overlay_digest(overlay), "overlay_path": str(overlay.source or ""),
+        "revision_digest": revision_digest(candidate),
+    }  # fmt: skip
+
+
 def build_record(
     captured: Captured,
     grades: Grades,
@@ -215,8 +227,6 @@ def build_record(
     package_summary: Mapping[str, Any] | None = None,
 ) -> ExecutionRecord:
     """The execution record of a graded run (A.1: inputs, digests, deliverables, trajectory)."""
-    from worldkit.overlay import overlay_digest
-
     overlay = captured.overlay
     summary = dict(package_summary or {})
     if not summary:
@@ -233,12 +243,7 @@ def build_record(
         condition=condition,
         criteria=grades.outcomes,
         stats=grades.stats,
-        inputs={
-            "world": overlay.world, "rev": overlay.rev, "date": overlay.date.isoformat(), "seat": overlay.seat,
-            "overlay": overlay.id, "overlay_sha256": overlay_digest(overlay),
-            "overlay_path": str(overlay.source or ""),
-            "revision_digest": revision_digest(captured.candidate),
-        },  # fmt: skip
+        inputs=record_inputs(overlay, captured.candidate),
         digests={
             "fingerprint": str(summary.get("fingerprint", "")),
             "candidate_sha256": str(summary.get("candidate_sha256", "")),

@@ -12,13 +12,11 @@ an endpoint that keeps failing, or a reply that cannot be read after the retries
 from __future__ import annotations
 
 import json
-import os
 import re
 from typing import Any
 
 from worldkit.canon import sha256_json
-from worldkit.chat import ChatEndpoint, EndpointError
-from worldkit.errors import UsageError
+from worldkit.chat import ChatEndpoint, EndpointError, endpoint_from_options
 from worldkit.grade.judge import JudgeItem, Verdict, register_judge
 
 __all__ = ["PROMPT_TEMPLATE", "OpenAIJudge", "judge_endpoint", "parse_verdict", "render_prompt"]
@@ -150,21 +148,14 @@ def parse_verdict(text: str) -> tuple[bool, str] | None:
 
 def judge_endpoint(options: dict[str, Any]) -> ChatEndpoint:
     """The judge's own endpoint: its options, else WORLDKIT_JUDGE_* — never the agent's settings."""
-    base = options.get("base_url") or os.environ.get("WORLDKIT_JUDGE_BASE_URL", "")
-    model = options.get("model") or os.environ.get("WORLDKIT_JUDGE_MODEL", "")
-    if not base or not model:
-        raise UsageError(
-            "the openai judge needs its own endpoint and model: pass --judge-base-url and --judge-model "
-            "or set WORLDKIT_JUDGE_BASE_URL and WORLDKIT_JUDGE_MODEL (the agent's --base-url is never used)"
-        )
-    return ChatEndpoint(
-        base_url=base,
-        model=model,
-        api_key=options.get("api_key") or os.environ.get("WORLDKIT_JUDGE_API_KEY", ""),
-        timeout_s=float(options.get("timeout_s") or 120.0),
-        max_retries=int(options["max_retries"]) if options.get("max_retries") is not None else 3,
-        backoff_s=float(options["backoff_s"]) if options.get("backoff_s") is not None else 1.0,
-        transport=options.get("transport"),
+    return endpoint_from_options(
+        options,
+        base_url_vars=["WORLDKIT_JUDGE_BASE_URL"],
+        model_vars=["WORLDKIT_JUDGE_MODEL"],
+        api_key_vars=["WORLDKIT_JUDGE_API_KEY"],
+        missing="the openai judge needs its own endpoint and model: pass --judge-base-url and --judge-model "
+        "or set WORLDKIT_JUDGE_BASE_URL and WORLDKIT_JUDGE_MODEL (the agent's --base-url is never used)",
+        max_retries=3,
     )
 
 

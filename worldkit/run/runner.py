@@ -28,7 +28,7 @@ from worldkit.grade.grading import (
     build_record,
     capture,
     grade_captured,
-    revision_digest,
+    record_inputs,
     summary,
 )
 from worldkit.grade.judge import Judge
@@ -236,7 +236,6 @@ def _failed_record(
     paths: run_folder.RunPaths,
 ) -> ExecutionRecord:
     from worldkit.mcp.state import scan_workspace
-    from worldkit.overlay import overlay_digest
 
     summary_ = package.summary()
     return ExecutionRecord(
@@ -247,11 +246,7 @@ def _failed_record(
         condition=condition,
         criteria=[],
         stats=RunStats(inspections=None, tool_calls=None, tool_calls_before_first_access=None),
-        inputs={
-            "world": overlay.world, "rev": overlay.rev, "date": overlay.date.isoformat(), "seat": overlay.seat,
-            "overlay": overlay.id, "overlay_sha256": overlay_digest(overlay), "overlay_path": str(overlay.source or ""),
-            "revision_digest": revision_digest(paths.candidate),
-        },  # fmt: skip
+        inputs=record_inputs(overlay, paths.candidate),
         digests={
             "fingerprint": summary_["fingerprint"], "candidate_sha256": summary_["candidate_sha256"],
             "verifier_sha256": summary_["verifier_sha256"], "event_log_head": events[-1]["hash"] if events else "",

@@ -102,3 +102,33 @@ def test_facts_on_pharmaco_meets_the_bar(capsys) -> None:
     assert overall["n"] >= 150 and len(summary["per_task"]) == 8
     assert overall["agreement"] >= 0.95 and overall["kappa"] >= 0.85
     assert overall["kappa_ci"] is not None and overall["kappa_ci"][0] <= overall["kappa"] <= overall["kappa_ci"][1]
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_a_judge_endpoint_that_is_down_stops_the_calibration_with_exit_5(capsys, tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    out = tmp_path / "calibration.json"
+    argv = ["judge", "calibrate", "--judge", "openai", "--judge-base-url", url, "--judge-model", "jm",
+            "--judge-retries", "0", "--tasks", QS, "--out", str(out)]  # fmt: skip
+    assert run(argv) == 5
+    captured = capsys.readouterr()
+    (line,) = [line for line in captured.err.splitlines() if line.strip()]
+    assert f"chat endpoint {url} (model jm) is unreachable" in line
+    assert "calibration stopped at qualification-sweep" in line and "start the judge's endpoint" in line
+    assert "Traceback" not in captured.err and not out.exists()
+
+
+def test_a_judge_endpoint_that_keeps_failing_stops_the_calibration_with_exit_5(capsys) -> None:
+    with ScriptedChat(lambda body, n: (503, "overloaded")) as judge:
+        argv = ["judge", "calibrate", "--judge", "openai", "--judge-base-url", judge.url, "--judge-model", "jm",
+                "--judge-retries", "1", "--judge-backoff", "0", "--tasks", QS]  # fmt: skip
+        assert run(argv) == 5
+        assert len(judge.requests) == 2  # the first item's two attempts, then nothing more
+    assert "answered HTTP 503: overloaded (after 2 attempts)" in capsys.readouterr().err

@@ -11,7 +11,9 @@ and shown to the judge through the same call a run uses (`judge.grade_criterion`
 sees exactly what it would see in a run. The figures are agreement, Cohen's κ and Gwet's AC1 of
 the judge's verdicts against the labels — overall with a task-cluster bootstrap interval, per task
 with a variant-cluster one — and every disagreement. A verdict other than pass/fail (`ungraded`,
-`grader_error`) is its own category `undecided`, so it always counts against the judge.
+`grader_error`) is its own category `undecided`, so it always counts against the judge — except a
+judge endpoint that cannot be reached or keeps failing: that stops the calibration
+(`JudgeEndpointFailed`, exit 5), since its figures would measure the network, not the judge.
 
 The calibration is a canonical JSON document whose `sha256` covers everything in it, including
 the judge's frozen configuration (`judge_sha256`); `attach_calibration` refuses one made with a
@@ -28,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from worldkit.canon import sha256_json
-from worldkit.errors import UsageError
+from worldkit.errors import EnvironmentProblem, UsageError
 from worldkit.grade.agreement import Agreement, agreement
 from worldkit.grade.judge import Judge, grade_criterion, judge_id
 from worldkit.overlay.discrimination import NOTHING_DONE, REFERENCE, CounterfactualInvalid, variant_state
@@ -39,6 +41,7 @@ __all__ = [
     "CATEGORIES",
     "Calibration",
     "CalibrationItem",
+    "JudgeEndpointFailed",
     "attach_calibration",
     "calibrate",
     "labelled_variants",
@@ -49,6 +52,10 @@ CALIBRATION_SCHEMA_VERSION = 1
 CATEGORIES = ("pass", "fail", "undecided")
 Generator = Callable[[Overlay], Iterable[Counterfactual]]
 Progress = Callable[[str, int, int], None]
+
+
+class JudgeEndpointFailed(EnvironmentProblem):
+    """The judge's endpoint could not be reached or kept failing during a calibration (exit 5)."""
 
 
 @dataclass(frozen=True)
@@ -153,6 +160,12 @@ def calibrate(
                                      f"fix it (`worldkit overlay check {overlay.id}` names the problem)") from None
                 for criterion_id, expected in labels.items():
                     verdict = grade_criterion(judge, overlay, criteria[criterion_id], ctx, overlay.request)
+                    if verdict.endpoint_failed:
+                        raise JudgeEndpointFailed(
+                            f"judge {judge_id(judge)}: {verdict.reason} — calibration stopped at {overlay.id} "
+                            f"{variant.id} {criterion_id} (a calibration needs every verdict); start the judge's "
+                            "endpoint or fix --judge-base-url / --judge-model, then calibrate again"
+                        )
                     items.append(CalibrationItem(overlay.id, variant.id, variant.kind, criterion_id, expected,
                                                  verdict.result, " ".join(verdict.reason.split())[:300]))  # fmt: skip
                     done += 1

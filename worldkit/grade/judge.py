@@ -86,6 +86,9 @@ class Verdict(Model):
     """One line of reason (or what went wrong)."""
     attempts: int = Field(default=1, ge=0)
     """Requests it took."""
+    endpoint_failed: bool = False
+    """The `grader_error` came from the judge's endpoint (unreachable, or it kept answering with an
+    error) rather than from the judge itself; a calibration stops on it (exit 5)."""
 
 
 @runtime_checkable

@@ -203,9 +203,9 @@ class OpenAIJudge:
                     try:
                         reply = self.endpoint.complete(payload)
                     except EndpointError as again:
-                        return Verdict(result="grader_error", reason=again.message[:500], attempts=attempts + again.attempts)
+                        return _endpoint_failed(again, attempts)
                 else:
-                    return Verdict(result="grader_error", reason=error.message[:500], attempts=attempts + error.attempts)
+                    return _endpoint_failed(error, attempts)
             attempts += 1
             message = reply["choices"][0]["message"]
             text = message.get("content") or ""
@@ -218,6 +218,11 @@ class OpenAIJudge:
                                attempts=attempts)  # fmt: skip
             last = text
         return Verdict(result="grader_error", reason=f"unreadable judge reply: {last[:200]!r}", attempts=attempts)
+
+
+def _endpoint_failed(error: EndpointError, attempts: int) -> Verdict:
+    return Verdict(result="grader_error", reason=error.message[:500], attempts=attempts + error.attempts,
+                   endpoint_failed=True)  # fmt: skip
 
 
 @register_judge("openai")

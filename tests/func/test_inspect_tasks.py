@@ -78,7 +78,45 @@ def test_inspect_list_tasks_shows_every_shipped_task() -> None:
 
     listed = {t.name for t in list_tasks(["interop"], root_dir=Path(worldkit.__file__).parent)}
     shown = {t.inspect.split("/", 1)[1] for t in worldkit_tasks() if t.origin == "shipped"}
-    assert len(shown) >= 18 and shown <= listed
+    assert len(shown) >= 18 and listed == shown | {"task", "infoorg"}  # never a Python function's name
+
+
+def test_every_name_inspect_list_tasks_prints_is_a_task_inspect_finds() -> None:
+    """`inspect list tasks` reads names from the source and prints `FILE.py@NAME`; `inspect eval` of that
+    looks NAME up in the registry, as does `inspect eval worldkit/NAME` (in a checkout, an editable
+    install of `worldkit-bench`, inspect adds no package prefix: both must still be found)."""
+    from inspect_ai._eval.list import list_tasks
+    from inspect_ai._util.registry import registry_info, registry_lookup
+
+    import worldkit
+    import worldkit.interop.inspect_shipped  # noqa: F401 - registers the tasks, as inspect's entry point does
+
+    listed = list_tasks(["interop"], root_dir=Path(worldkit.__file__).parent)
+    assert len(listed) >= 20
+    for info in listed:
+        for name in (info.name, f"worldkit/{info.name}"):
+            found = registry_lookup("task", name)
+            assert found is not None, f"{info.file}@{name}"
+            assert registry_info(found).name in (info.name, f"worldkit/{info.name}")
+
+
+def test_a_generic_task_is_shown_as_the_task_it_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`inspect eval FILE.py@task -T overlay=…` (the name `inspect list tasks` prints) runs, and the eval
+    is shown under the overlay's id with its title, not as `task` or a Python function's name."""
+    from worldkit.overlay import load_overlay
+
+    import worldkit
+
+    monkeypatch.chdir(tmp_path)
+    spec = f"{Path(worldkit.__file__).parent / 'interop' / 'inspect_tasks.py'}@task"
+    model = get_model("mockllm/model", custom_outputs=_scripted(RIGHT, True))
+    [log] = inspect_ai.eval(spec, model=model, task_args={"overlay": str(TRIAGE), "runs": str(tmp_path / "runs")},
+                            log_dir=str(tmp_path / "logs"), display="none")  # fmt: skip
+    assert log.status == "success", log.error
+    overlay = load_overlay(TRIAGE)
+    assert (log.eval.task_display_name, log.eval.task_description) == ("cc1-triage", overlay.title)
+    assert log.eval.metadata["title"] == overlay.title
+    assert log.samples[0].scores["worldkit_scorer"].value["pass_fraction"] == 1.0
 
 
 def test_a_task_of_another_world_runs_offline_from_the_inspect_command(tmp_path: Path, entry_point_path: list[str]) -> None:
@@ -94,7 +132,7 @@ def test_a_task_of_another_world_runs_offline_from_the_inspect_command(tmp_path:
     [log_file] = (tmp_path / "logs").glob("*.json")
     log = json.loads(log_file.read_text())
     assert log["status"] == "success", log.get("error")
-    assert log["eval"]["task"] == "worldkit/ild_warning"
+    assert log["eval"]["task"] == "worldkit/ild_warning" and log["eval"]["task_display_name"] == "ild-warning"
     score = log["samples"][0]["scores"]["worldkit_scorer"]
     assert score["value"]["pass_fraction"] == 0.0 and score["metadata"]["execution_record"]["task"] == "ild-warning"
     refused = subprocess.run([*inspect, "eval", "worldkit/ild_warning", "--model", "mockllm/model", "-T", "condition=curated:nope",
@@ -178,6 +216,7 @@ def test_inspect_eval_from_the_command_line_in_any_directory(tmp_path: Path, ent
     [log_file] = (tmp_path / "logs").glob("*.json")
     log = json.loads(log_file.read_text())
     assert log["eval"]["task"] == "worldkit/task" and log["eval"]["task_args"]["condition"] == "curated:minimal"
+    assert log["eval"]["task_display_name"] == "cc1-triage"
     score = log["samples"][0]["scores"]["worldkit_scorer"]
     # the unscripted mock model only answers in text: nothing written, every graded criterion fails
     assert score["value"] == {"pass_fraction": 0.0, "T1": 0.0, "T2": 0.0}

@@ -7,7 +7,9 @@ Registered through inspect_ai's `inspect_ai` entry point (pyproject.toml), so fr
 
 One task per overlay of every shipped world (`worldkit/<overlay id with _>`, the names `worldkit tasks
 list` shows; ids are unique across the shipped worlds), plus `worldkit/task` for any overlay
-(`-T overlay=ID|PATH`). Task arguments: `condition` (`full` or `curated:NAME`), `world` (the world
+(`-T overlay=ID|PATH`). Each task is shown under its overlay's id (`display_name`) with its title as
+the description, so `worldkit/task` runs read as the task they run; in a checkout, the names `inspect
+list tasks` prints (`worldkit/interop/inspect_shipped.py@ild_warning`) run too (`reachable`). Task arguments: `condition` (`full` or `curated:NAME`), `world` (the world
 whose overlays to look in, a name under overlays/; default the task's own), `judge` (`none`, `facts`
 or `openai`, for semantic criteria), `runs` (where run folders are kept).
 
@@ -31,7 +33,8 @@ import re
 import sys
 import uuid
 from pathlib import Path
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
@@ -47,6 +50,7 @@ __all__ = [
     "infoorg_task",
     "organizer_session",
     "overlay_task",
+    "reachable",
     "seat_session",
     "structure_scorer",
     "worldkit_scorer",
@@ -64,17 +68,24 @@ PHARMACO_TASKS = (
 SHIPPED_TASKS: dict[str, str] = shipped_task_ids()
 """Every shipped overlay id → its world; each is registered as `worldkit/<id with _>`."""
 RUN_DIR_KEY = "worldkit_run_dir"
+TaskFactory = TypeVar("TaskFactory", bound=Callable[..., Task])
 
 
-def registered(name: str) -> str:
-    """The `@task(name=…)` under which inspect registers `worldkit/<name>`.
+def reachable(registered_task: TaskFactory) -> TaskFactory:
+    """Put over `@task(name="<name>")` so that the task is found as `worldkit/<name>` wherever worldkit is
+    installed, and as `FILE.py@<name>`, the name `inspect list tasks` prints, in a checkout.
 
-    inspect prefixes a task with its package (`worldkit/`) when the module lies in site-packages or is
-    an editable install of a distribution named like the package; worldkit's distribution is
-    `worldkit-bench`, so in an editable checkout inspect adds no prefix and the name carries it."""
-    from inspect_ai._util.package import get_installed_package_name
+    The name must be a literal: `inspect list tasks` reads it from the source (anything else lists the
+    Python function's name, which inspect cannot find). inspect prefixes a task with its package
+    (`worldkit/`) when the module lies in site-packages or is an editable install of a distribution
+    named like the package; worldkit's distribution is `worldkit-bench`, so in an editable checkout the
+    name stays bare and the same function is registered once more under `worldkit/<name>`."""
+    from inspect_ai._util.registry import registry_info
 
-    return name if get_installed_package_name(registered) == "worldkit" else f"worldkit/{name}"
+    name = registry_info(registered_task).name
+    if "/" not in name:
+        task(name=f"worldkit/{name}")(registered_task.__wrapped__)  # type: ignore[attr-defined]
+    return registered_task
 
 
 def _slug(text: str) -> str:
@@ -111,7 +122,9 @@ def worldkit_task(overlay_ref: str, *, condition: str = "full", judge: str = "no
         dataset=MemoryDataset([sample], name=f"worldkit-{overlay.id}"),
         solver=seat_session(str(overlay.source or overlay_ref), condition=condition, runs=runs),
         scorer=worldkit_scorer(judge=judge),
-        metadata={"overlay": overlay.id, "condition": condition},
+        display_name=overlay.id,
+        description=overlay.title,
+        metadata={"overlay": overlay.id, "world": str(overlay.world), "title": overlay.title, "condition": condition},
     )
 
 
@@ -212,14 +225,14 @@ def shipped_module_source() -> str:
         "it current); the entry point `inspect_ai` names this module, so importing it registers these tasks and",
         "`worldkit/task` and `worldkit/infoorg` (worldkit.interop.inspect_tasks). `-T world=W` looks for the",
         'same overlay id in another world\'s overlays; `-T condition`, `-T judge` and `-T runs` as for any task.',
-        "(`registered` gives inspect each name as it must be written to come out as `worldkit/<name>`.)",
+        "(`reachable` makes each also `worldkit/<name>` in a checkout, where inspect adds no package prefix.)",
         '"""',
         "",
         "from __future__ import annotations",
         "",
         "from inspect_ai import Task, task",
         "",
-        "from worldkit.interop.inspect_tasks import PHARMACO_TASKS, infoorg_task, overlay_task, registered, shipped_task",
+        "from worldkit.interop.inspect_tasks import PHARMACO_TASKS, infoorg_task, overlay_task, reachable, shipped_task",
         "",
         '__all__ = ["PHARMACO_TASKS", "SHIPPED", "infoorg_task", "overlay_task"]',
         "",
@@ -232,7 +245,8 @@ def shipped_module_source() -> str:
         name = inspect_name(task_id).split("/", 1)[1]
         lines += [
             "", "",
-            f'@task(name=registered("{name}"))',
+            "@reachable",
+            f'@task(name="{name}")',
             f'def {name}(condition: str = "full", world: str = "{world}", judge: str = "none", runs: str = "runs") -> Task:',
             f'    """worldkit task {task_id} of {world}, served over MCP and graded by worldkit."""',
             f'    return shipped_task("{task_id}", world, condition, judge, runs)',
@@ -254,7 +268,8 @@ def _offline_mock_token_counts() -> None:
 _offline_mock_token_counts()
 
 
-@task(name=registered("task"))
+@reachable
+@task(name="task")
 def overlay_task(overlay: str, condition: str = "full", judge: str = "none", runs: str = "runs") -> Task:
     """Any worldkit task overlay (`-T overlay=ID|PATH`)."""
     return worldkit_task(overlay, condition=condition, judge=judge, runs=runs)
@@ -263,7 +278,8 @@ def overlay_task(overlay: str, condition: str = "full", judge: str = "none", run
 # --- InfoOrgBench ------------------------------------------------------------------------------
 
 
-@task(name=registered("infoorg"))
+@reachable
+@task(name="infoorg")
 def infoorg_task(packet: str, runs: str = "runs") -> Task:
     """An InfoOrgBench packet (`-T packet=DIR`): the organizer's five tools over MCP, the Structure
     Score of the tree the model leaves as the score."""
@@ -277,7 +293,9 @@ def infoorg_task(packet: str, runs: str = "runs") -> Task:
         dataset=MemoryDataset([sample], name=f"infoorg-{overlay.id}"),
         solver=organizer_session(str(Path(packet).absolute()), runs=runs),
         scorer=structure_scorer(str(Path(packet).absolute())),
-        metadata={"benchmark": "InfoOrgBench", "task_id": overlay.id},
+        display_name=f"infoorg:{overlay.id}",
+        description=overlay.title,
+        metadata={"benchmark": "InfoOrgBench", "task_id": overlay.id, "title": overlay.title},
     )
 
 

@@ -39,6 +39,11 @@ def plan_command(
         echo_json({**json.loads(plan_bytes(plan)), "digest": plan.digest, "campaign_id": plan.campaign_id})
         return
     typer.echo(f"campaign {plan.campaign_id}: {len(plan.runs)} runs, {plan.design.block_count} block(s), plan sha256 {plan.digest}")
+    if plan.judge_calibration is not None:
+        found, overall = plan.judge_calibration, plan.judge_calibration["overall"]
+        agreement = "undefined" if overall.get("agreement") is None else f"{100 * overall['agreement']:.1f}%"
+        typer.echo(f"judge {found['judge']}: calibration {str(found['sha256'])[:12]}, agreement {agreement} "
+                   f"on n={overall.get('n')} labelled items")  # fmt: skip
     echo_table(["SEQ", "BLOCK", "ORDER", "TASK", "AGENT", "CONDITION"],
                [[str(run.seq), str(run.block), str(run.order), run.task, run.agent, run.condition] for run in plan.runs],
                right={"SEQ", "BLOCK", "ORDER"})

@@ -6,7 +6,7 @@ A design is YAML validated by `CampaignDesign` (`worldkit schema` exports its JS
     agents: [oracle, noop, openai:gpt-x]                   # any registered agent, with options
     conditions: {full: 2, curated: 1}                       # runs per task × agent
     seed: 7                                                 # fixes the interleaved schedule
-    judge: {kind: openai, model: gpt-j}                     # optional, frozen for the campaign
+    judge: {kind: facts, calibration: facts.json}          # optional, frozen for the campaign
 
 This module only parses and validates; `plan.py` expands a design into its schedule.
 """
@@ -22,8 +22,10 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     ValidationError,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -77,6 +79,25 @@ class JudgeEntry(_Frozen):
     """The judge's OpenAI-compatible endpoint."""
     options: dict[str, Any] = Field(default_factory=dict)
     """Further options for the judge's factory."""
+    calibration: str | None = Field(default=None, min_length=1)
+    """The judge's calibration file (`worldkit judge calibrate --out`), relative to the design file's
+    folder: read when the campaign is planned, refused if it was made with another judge configuration
+    or edited; its digest and figures are pinned in the plan, recorded with every verdict of the
+    campaign's runs and shown by `worldkit report`."""
+
+    @model_serializer(mode="wrap")
+    def _without_unset_calibration(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # a design without a calibration keeps the plan bytes (and campaign id) it had before the field
+        data: dict[str, Any] = handler(self)
+        if data.get("calibration") is None:
+            data.pop("calibration", None)
+        return data
+
+    @model_validator(mode="after")
+    def _calibration_needs_a_judge(self) -> JudgeEntry:
+        if self.calibration is not None and self.kind in ("", "none"):
+            raise ValueError("judge.calibration needs a judge: set judge.kind (facts, openai, …) to the judge it calibrates")
+        return self
 
     def factory_options(self) -> dict[str, Any]:
         return {**self.options, **{k: v for k, v in (("model", self.model), ("base_url", self.base_url)) if v}}

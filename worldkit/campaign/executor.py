@@ -47,6 +47,7 @@ from worldkit.campaign.plan import (
     ResolvedTask,
     expand,
     plan_bytes,
+    resolve_calibration,
     resolve_tasks,
     write_plan,
 )
@@ -128,7 +129,7 @@ def load_plan(design_path: Path) -> tuple[CampaignPlan, list[ResolvedTask]]:
     for agent in design.agents:
         check_spec(agent.agent)
     resolved = resolve_tasks(design, design_path.parent)
-    return expand(design, [r.planned for r in resolved]), resolved
+    return expand(design, [r.planned for r in resolved], resolve_calibration(design, design_path)), resolved
 
 
 def open_campaign(design_path: Path, out: Path, store_url: str | None = None) -> Campaign:
@@ -191,6 +192,12 @@ def execute_run(campaign: Campaign, run: PlannedRun, run_id: str) -> Path:
 
     judge_entry = campaign.plan.design.judge
     judge = make_judge(judge_entry.kind, judge_entry.factory_options()) if judge_entry else None
+    pinned = campaign.plan.judge_calibration
+    if judge is not None and pinned is not None:
+        from worldkit.grade.calibration import attach_summary
+
+        # the calibration the plan pinned; refused here too if this host configures the judge otherwise
+        attach_summary(judge, pinned, f"{str(pinned['sha256'])[:12]} (pinned in the plan)")
     from worldkit.overlay import load_overlay, overlay_digest
 
     overlay = load_overlay(path)

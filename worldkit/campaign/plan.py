@@ -7,8 +7,9 @@ cell's runs 1…n across its blocks (the ledger's `scheduled_order_within_task_a
 goes block by block; within a block, the cells take turns at each position in a seeded order,
 so tasks, agents and conditions progress together in the same collection period.
 
-The plan's bytes depend only on the design and on the content digests of its tasks — never on
-paths, hosts or clocks — so workers on several hosts derive the same plan and campaign id.
+The plan's bytes depend only on the design, on the content digests of its tasks and on the
+judge's calibration (its digest and figures, read when the plan is made) — never on paths, hosts
+or clocks — so workers on several hosts derive the same plan and campaign id.
 """
 
 from __future__ import annotations
@@ -18,9 +19,9 @@ import random
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
 from worldkit.campaign.design import CampaignDesign, InvalidDesign
 from worldkit.canon import canonical_bytes, canonical_json, sha256_bytes, sha256_file
@@ -34,6 +35,7 @@ __all__ = [
     "ResolvedTask",
     "expand",
     "plan_bytes",
+    "resolve_calibration",
     "resolve_tasks",
     "write_plan",
 ]
@@ -97,6 +99,17 @@ class CampaignPlan(_Frozen):
     """Every task, in design order."""
     runs: list[PlannedRun]
     """Every run, in execution order."""
+    judge_calibration: dict[str, Any] | None = None
+    """The design judge's calibration as every run records it (`Calibration.summary()`: digest,
+    judge, figures), read from `judge.calibration` when the plan was made; None without one."""
+
+    @model_serializer(mode="wrap")
+    def _without_unset_calibration(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # a plan without a calibration keeps the bytes (and campaign id) it had before the field
+        data: dict[str, Any] = handler(self)
+        if data.get("judge_calibration") is None:
+            data.pop("judge_calibration", None)
+        return data
 
     @property
     def digest(self) -> str:
@@ -167,13 +180,39 @@ def resolve_tasks(design: CampaignDesign, base: Path) -> list[ResolvedTask]:
     return resolved
 
 
+def resolve_calibration(design: CampaignDesign, design_file: Path) -> dict[str, Any] | None:
+    """The summary of the design judge's calibration file (relative to the design file's folder),
+    checked: sealed by its sha256 and made with this judge's configuration. None without one."""
+    from worldkit.errors import UsageError
+    from worldkit.grade.calibration import attach_summary, read_calibration
+    from worldkit.grade.judge import make_judge
+
+    entry = design.judge
+    if entry is None or entry.calibration is None:
+        return None
+    path = Path(entry.calibration)
+    path = path if path.is_absolute() else Path(design_file).parent / path
+    if not path.is_file():
+        raise InvalidDesign(f"no calibration file at {path}; give the file `worldkit judge calibrate --out` wrote, "
+                            "relative to the design file's folder", file=design_file, field="judge.calibration")  # fmt: skip
+    try:
+        summary = read_calibration(path).summary()
+        judge = make_judge(entry.kind, entry.factory_options())
+        if judge is None:
+            raise UsageError("judge.calibration needs a judge: set judge.kind to the judge it calibrates")
+        attach_summary(judge, summary, str(path))
+    except UsageError as error:
+        raise InvalidDesign(error.message, file=design_file, field="judge.calibration") from None
+    return summary
+
+
 def _rng(*parts: object) -> random.Random:
     seed = int.from_bytes(hashlib.sha256(canonical_json(list(parts)).encode("utf-8")).digest()[:8], "big")
     return random.Random(seed)
 
 
-def expand(design: CampaignDesign, tasks: list[PlannedTask]) -> CampaignPlan:
-    """The plan of `design` over its pinned `tasks` (a pure function of both)."""
+def expand(design: CampaignDesign, tasks: list[PlannedTask], judge_calibration: dict[str, Any] | None = None) -> CampaignPlan:
+    """The plan of `design` over its pinned `tasks` and judge calibration (a pure function of them)."""
     blocks = design.block_count
     full_per_block = design.conditions.full // blocks
     curated_per_block = design.conditions.curated // blocks
@@ -200,7 +239,8 @@ def expand(design: CampaignDesign, tasks: list[PlannedTask]) -> CampaignPlan:
                         seq=len(runs) + 1, task=task_id, agent=agent, condition=units[position], block=block,
                         order=(block - 1) * len(units) + position + 1,
                     ))  # fmt: skip
-    return CampaignPlan(schema_version=PLAN_SCHEMA_VERSION, design=design, tasks=tasks, runs=runs)
+    return CampaignPlan(schema_version=PLAN_SCHEMA_VERSION, design=design, tasks=tasks, runs=runs,
+                        judge_calibration=judge_calibration)  # fmt: skip
 
 
 def plan_bytes(plan: CampaignPlan) -> bytes:

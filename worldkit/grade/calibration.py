@@ -43,6 +43,7 @@ __all__ = [
     "CalibrationItem",
     "JudgeEndpointFailed",
     "attach_calibration",
+    "attach_summary",
     "calibrate",
     "labelled_variants",
     "read_calibration",
@@ -231,12 +232,16 @@ def read_calibration(path: Path) -> Calibration:
 
 def attach_calibration(judge: Judge, calibration: Calibration, source: str = "") -> Judge:
     """Give the judge its calibration (recorded with every verdict it gives); refuse another judge's."""
-    config = judge.describe()
-    if sha256_json(config) != calibration.document["judge_sha256"]:
+    return attach_summary(judge, calibration.summary(), source)
+
+
+def attach_summary(judge: Judge, summary: Mapping[str, Any], source: str = "") -> Judge:
+    """`attach_calibration` from a calibration's `summary()` (what a campaign plan pins)."""
+    if sha256_json(judge.describe()) != summary.get("judge_sha256"):
         raise UsageError(
-            f"calibration {source or calibration.sha256[:12]} was made with judge "
-            f"{calibration.document['judge'].get('id')!r} configured differently from {judge_id(judge)!r} "
+            f"calibration {source or str(summary.get('sha256', ''))[:12]} was made with judge "
+            f"{summary.get('judge')!r} configured differently from {judge_id(judge)!r} "
             "(model, endpoint, prompt, retries or version differ); calibrate this judge with `worldkit judge calibrate`"
         )
-    judge.calibration = calibration.summary()  # type: ignore[attr-defined]
+    judge.calibration = dict(summary)  # type: ignore[attr-defined]
     return judge

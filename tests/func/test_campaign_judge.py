@@ -87,3 +87,20 @@ def test_a_calibration_that_does_not_fit_the_judge_is_refused_at_plan_time(
     assert f"file {design}" in err
     assert message.format(path=folder / "facts.json", folder=folder) in err
     assert "Traceback" not in err
+
+
+def test_a_host_whose_judge_differs_from_the_pinned_calibration_runs_nothing(tmp_path: Path, calibration: dict) -> None:
+    """The plan pins the calibration; a host that builds the judge otherwise (here: the pinned summary
+    names another judge configuration) fails the run before the agent starts, naming the fix."""
+    from worldkit.campaign.executor import Campaign, execute_run, load_plan
+    from worldkit.errors import UsageError
+
+    design = _design(tmp_path / "design", "judge: {kind: facts, calibration: facts.json}\n")
+    plan, resolved = load_plan(design)
+    other = plan.model_copy(update={"judge_calibration": {**plan.judge_calibration, "judge_sha256": "0" * 64}})
+    out = tmp_path / "camp"
+    campaign = Campaign(plan=other, paths={r.planned.id: str(r.path) for r in resolved}, out=out,
+                        store_url=f"sqlite:///{tmp_path / 's.db'}")  # fmt: skip
+    with pytest.raises(UsageError, match=r"pinned in the plan\) was made with judge 'facts' configured differently"):
+        execute_run(campaign, other.runs[0], other.run_id(other.runs[0], 1))
+    assert not (out / ".inflight").exists() or not any((out / ".inflight").iterdir())

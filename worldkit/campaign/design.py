@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 from pydantic import (
@@ -31,7 +31,8 @@ from pydantic import (
 
 from worldkit.errors import InvalidWorld
 
-__all__ = ["DESIGN_SCHEMA_VERSION", "AgentEntry", "CampaignDesign", "Conditions", "InvalidDesign", "JudgeEntry", "load_design"]
+__all__ = ["DESIGN_SCHEMA_VERSION", "AgentEntry", "CampaignDesign", "Conditions", "InvalidDesign", "JudgeEntry", "OmitWhenNone",
+           "load_design"]
 
 DESIGN_SCHEMA_VERSION = 1
 
@@ -68,8 +69,25 @@ class Conditions(_Frozen):
     """Runs on each curated packet the overlay declares (the paper: 2 per curator's packet)."""
 
 
-class JudgeEntry(_Frozen):
+class OmitWhenNone(_Frozen):
+    """A model that leaves the fields named in `omit_when_none` out of its dump while they are None,
+    so a field added later keeps the bytes (and digests) of what was written before it."""
+
+    omit_when_none: ClassVar[tuple[str, ...]] = ()
+
+    @model_serializer(mode="wrap")
+    def _omit_none(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for key in self.omit_when_none:
+            if data.get(key) is None:
+                data.pop(key, None)
+        return data
+
+
+class JudgeEntry(OmitWhenNone):
     """The judge for semantic criteria, frozen for the whole campaign."""
+
+    omit_when_none = ("calibration",)
 
     kind: str = "none"
     """Judge name as `worldkit run --judge` takes it (`openai`, `none`, …)."""
@@ -84,14 +102,6 @@ class JudgeEntry(_Frozen):
     folder: read when the campaign is planned, refused if it was made with another judge configuration
     or edited; its digest and figures are pinned in the plan, recorded with every verdict of the
     campaign's runs and shown by `worldkit report`."""
-
-    @model_serializer(mode="wrap")
-    def _without_unset_calibration(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # a design without a calibration keeps the plan bytes (and campaign id) it had before the field
-        data: dict[str, Any] = handler(self)
-        if data.get("calibration") is None:
-            data.pop("calibration", None)
-        return data
 
     @model_validator(mode="after")
     def _calibration_needs_a_judge(self) -> JudgeEntry:

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, ConfigDict
 
-from worldkit.campaign.design import CampaignDesign, InvalidDesign
+from worldkit.campaign.design import CampaignDesign, InvalidDesign, OmitWhenNone
 from worldkit.canon import canonical_bytes, canonical_json, sha256_bytes, sha256_file
 
 __all__ = [
@@ -88,8 +88,10 @@ class PlannedRun(_Frozen):
         return f"{self.seq:04d}"
 
 
-class CampaignPlan(_Frozen):
+class CampaignPlan(OmitWhenNone):
     """The expanded plan; its canonical bytes are written to `plan.json` before any run."""
+
+    omit_when_none = ("judge_calibration",)
 
     schema_version: int
     """Version of the plan format."""
@@ -102,14 +104,6 @@ class CampaignPlan(_Frozen):
     judge_calibration: dict[str, Any] | None = None
     """The design judge's calibration as every run records it (`Calibration.summary()`: digest,
     judge, figures), read from `judge.calibration` when the plan was made; None without one."""
-
-    @model_serializer(mode="wrap")
-    def _without_unset_calibration(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # a plan without a calibration keeps the bytes (and campaign id) it had before the field
-        data: dict[str, Any] = handler(self)
-        if data.get("judge_calibration") is None:
-            data.pop("judge_calibration", None)
-        return data
 
     @property
     def digest(self) -> str:

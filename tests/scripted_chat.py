@@ -4,6 +4,10 @@
 `(status, json_or_text)` for the n-th request (0-based). Every request body is kept in
 `requests`. Use as a context manager; `url` is the base URL to pass as `--base-url`.
 
+When a chat request asks for `stream` (Pi does), the same completion is sent as
+`chat.completion.chunk` server-sent events: the message, each tool call, the finish reason, then
+the usage, then `[DONE]`.
+
 `ScriptedChat(responses=answer)` also serves `POST /v1/responses` (the Responses API, which
 Codex CLI speaks): `answer(body, n)` returns `(status, response)` where `response` is a
 Responses API response object (`response(...)` builds one); when the request asks for
@@ -95,6 +99,22 @@ def response_events(reply: dict[str, Any]) -> list[dict[str, Any]]:
     return [{**event, "sequence_number": n} for n, event in enumerate(events)]
 
 
+def completion_chunks(reply: dict[str, Any]) -> list[dict[str, Any]]:
+    """The `chat.completion.chunk`s of a streamed chat completion (one choice)."""
+    choice = reply["choices"][0]
+    message, head = choice["message"], {"id": reply.get("id", "chatcmpl-1"), "object": "chat.completion.chunk",
+                                        "created": 0, "model": reply.get("model", "scripted")}  # fmt: skip
+    chunks = [{**head, "choices": [{"index": 0, "delta": {"role": "assistant", "content": message.get("content") or ""},
+                                    "finish_reason": None}]}]  # fmt: skip
+    for i, call in enumerate(message.get("tool_calls") or []):
+        chunks.append({**head, "choices": [{"index": 0, "delta": {"tool_calls": [{"index": i, **call}]}, "finish_reason": None}]})
+    finish = choice.get("finish_reason") or ("tool_calls" if message.get("tool_calls") else "stop")
+    chunks.append({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+    if reply.get("usage"):
+        chunks.append({**head, "choices": [], "usage": reply["usage"]})
+    return chunks
+
+
 class ScriptedChat:
     def __init__(self, answer: Answer | None = None, *, responses: Answer | None = None) -> None:
         self.answer = answer
@@ -112,6 +132,9 @@ class ScriptedChat:
                 status, reply, kind = 404, {"error": "not found"}, "application/json"
                 if self.path == "/v1/chat/completions" and script.answer is not None:
                     status, reply = script.answer(body, n)
+                    if status == 200 and body.get("stream") and isinstance(reply, dict):
+                        kind = "text/event-stream"
+                        reply = "".join(f"data: {json.dumps(c)}\n\n" for c in completion_chunks(reply)) + "data: [DONE]\n\n"
                 elif self.path == "/v1/responses" and script.responses is not None:
                     status, reply = script.responses(body, n)
                     if status == 200 and body.get("stream"):

@@ -6,4 +6,4 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 npm ci --no-audit --no-fund
-echo "pi harness: pi-coding-agent $(PI_OFFLINE=1 node_modules/.bin/pi --version) installed in $(pwd)/node_modules"
+echo "pi harness: pi-coding-agent $(PI_OFFLINE=1 node_modules/.bin/pi --version 2>&1) installed in $(pwd)/node_modules"

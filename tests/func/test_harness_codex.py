@@ -149,3 +149,56 @@ def test_an_endpoint_without_the_responses_api_fails_the_run_with_a_result(codex
     result = json.loads((tmp_path / "runs" / "cx-2" / "result.json").read_bytes())
     assert code == 1 and result["status"] == "failed", err + out
     assert "Codex CLI" in result["error"] and "404" in result["error"]
+
+
+def _as_responses(models: Any) -> Any:
+    """The scripted organizing models (chat completions) answering Codex's Responses requests."""
+
+    def answer(body: dict[str, Any], n: int) -> tuple[int, dict[str, Any]]:
+        tools = [{"type": "function", "function": {"name": name}} for name in sorted(tool_names(body))]
+        # Codex shows the model an MCP result as "Wall time: … Output:" and then the tool's text
+        messages = [{"role": "tool", "content": item["output"].split("Output:\n", 1)[1]} for item in _outputs(body)]
+        status, reply = models.reply({"model": body["model"], "tools": tools, "messages": messages}, n)
+        message, usage = reply["choices"][0]["message"], reply["usage"]
+        items = []
+        for i, call in enumerate(message.get("tool_calls") or []):
+            namespace, _, name = call["function"]["name"].rpartition(".")
+            items.append(function_call(f"call_{n}_{i}", name, json.loads(call["function"]["arguments"]), namespace))
+        if message.get("content"):
+            items.append(output_text(message["content"]))
+        return status, response(*items, tokens_in=usage["prompt_tokens"], tokens_out=usage["completion_tokens"],
+                                response_id=f"r{n}")  # fmt: skip
+
+    return answer
+
+
+def test_a_campaign_of_two_harnesses_two_models_three_families_prints_every_table(
+    codex: Path, home_root: Path, shared_data: Path, tmp_path: Path, capsys
+) -> None:
+    from tests.func.scripted_organizer import Models
+    from tests.func.test_infoorg_report import build_three_families
+
+    packets = build_three_families(tmp_path / "packets", shared_data)
+    capsys.readouterr()
+    models = Models(list(packets.values()))
+    with ScriptedChat(models.reply, responses=_as_responses(models)) as chat:
+        agents = "".join(f"  - {{agent: '{h}:{m}', options: {{base_url: '{chat.url}'}}}}\n"
+                         for h in ("openai", "codex") for m in ("model-a", "model-b"))
+        design = tmp_path / "design.yaml"
+        design.write_text("tasks: [" + ", ".join(str(p) for p in packets.values()) + "]\n"
+                          f"agents:\n{agents}conditions: {{full: 1}}\nseed: 2\n")
+        code = run(["campaign", "run", str(design), "--out", str(tmp_path / "c"), "--workers", "2"])
+    out, err = capsys.readouterr()
+    assert code == 0, err + out
+    assert out.startswith("12 planned, 12 done, 0 failed"), out
+    assert run(["report", str(tmp_path / "c")]) == 0
+    text = capsys.readouterr()[0]
+    for title in ("Table 3:", "Table 4:", "Table 10:", "Table 11:", "Table 12:", "Table 13:", "Table 16:", "Figure 2 data:"):
+        assert title in text, title
+    assert run(["report", str(tmp_path / "c"), "--json"]) == 0
+    tables = json.loads(capsys.readouterr()[0])
+    rows = {(r["model"], r["harness"]): r["avg"]["score"] for r in tables["table3"]}
+    assert set(rows) == {("model-a", "ReAct-FC"), ("model-a", "Codex"), ("model-b", "ReAct-FC"), ("model-b", "Codex")}
+    assert rows[("model-a", "ReAct-FC")] == rows[("model-a", "Codex")] == 100.0
+    assert 0 < rows[("model-b", "Codex")] < 100 and rows[("model-b", "Codex")] == pytest.approx(rows[("model-b", "ReAct-FC")])
+    assert set(tables["table16"]["models"]) == {"model-a", "model-b"} and not tables["table16"]["unrecorded"]

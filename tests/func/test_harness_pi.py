@@ -126,3 +126,47 @@ def test_pi_works_a_workworlds_task_through_the_seat_tools(pi: Path, tmp_path: P
     assert VERSION in json.dumps(record)  # the harness and its version are in the record
     with Store.open(store) as opened:
         assert [e.tool for e in read_events(opened, record["run_id"])] == ["list_files"]
+
+
+def test_a_campaign_of_two_harnesses_two_models_three_families_prints_every_table(
+    pi: Path, shared_data: Path, tmp_path: Path, capsys
+) -> None:
+    from tests.func.scripted_organizer import Models
+    from tests.func.test_infoorg_report import build_three_families
+
+    packets = build_three_families(tmp_path / "packets", shared_data)
+    capsys.readouterr()
+    models = Models(list(packets.values()))
+    with ScriptedChat(models.reply) as chat:
+        agents = "".join(f"  - {{agent: '{h}:{m}', options: {{base_url: '{chat.url}'}}}}\n"
+                         for h in ("openai", "pi") for m in ("model-a", "model-b"))
+        design = tmp_path / "design.yaml"
+        design.write_text("tasks: [" + ", ".join(str(p) for p in packets.values()) + "]\n"
+                          f"agents:\n{agents}conditions: {{full: 1}}\nseed: 2\n")
+        code = run(["campaign", "run", str(design), "--out", str(tmp_path / "c"), "--workers", "2"])
+    out, err = capsys.readouterr()
+    assert code == 0, err + out
+    assert out.startswith("12 planned, 12 done, 0 failed")
+    assert run(["report", str(tmp_path / "c")]) == 0
+    text = capsys.readouterr()[0]
+    for title in ("Table 3:", "Table 4:", "Table 10:", "Table 11:", "Table 12:", "Table 13:", "Table 16:", "Figure 2 data:"):
+        assert title in text, title
+    assert run(["report", str(tmp_path / "c"), "--json"]) == 0
+    tables = json.loads(capsys.readouterr()[0])
+    rows = {(r["model"], r["harness"]): r["avg"]["score"] for r in tables["table3"]}
+    assert set(rows) == {("model-a", "ReAct-FC"), ("model-a", "Pi"), ("model-b", "ReAct-FC"), ("model-b", "Pi")}
+    assert rows[("model-a", "ReAct-FC")] == rows[("model-a", "Pi")] == 100.0
+    assert 0 < rows[("model-b", "Pi")] < 100 and rows[("model-b", "Pi")] == pytest.approx(rows[("model-b", "ReAct-FC")])
+    assert [(m["model"], m["configs"]) for m in tables["table11"]["models"]] == [("model-a", 2), ("model-b", 2)]
+    assert set(tables["table16"]["models"]) == {"model-a", "model-b"} and not tables["table16"]["unrecorded"]
+
+
+def test_an_endpoint_that_refuses_fails_the_run_with_a_result(pi: Path, packet: Path, tmp_path: Path, capsys) -> None:
+    with ScriptedChat(lambda body, n: (400, {"error": {"message": "no such model: scripted"}})) as chat:
+        code = run(["infoorg", "run", "--packet", str(packet), "--agent", "pi:scripted", "--base-url", chat.url,
+                    "--out", str(tmp_path / "runs"), "--store", f"sqlite:///{tmp_path / 's.db'}", "--run-id", "pi-2",
+                    "--json"])  # fmt: skip
+    out, err = capsys.readouterr()
+    result = json.loads((tmp_path / "runs" / "pi-2" / "result.json").read_bytes())
+    assert code == 1 and result["status"] == "failed", err + out
+    assert "Pi harness" in result["error"] and "no such model" in result["error"]

@@ -101,6 +101,19 @@ def test_report_of_a_packet_campaign_prints_every_table(capsys, packets: dict[st
     text = capsys.readouterr()[0]
     assert "no Avg, it needs all three families (missing recap, design)" in text
 
+    # Packets moved away from where the design named them: Vote is scored only once --packets shows where they are.
+    import shutil
+
+    moved = tmp_path / "moved"
+    shutil.move(str(packets["thread"].parent.parent), moved)
+    assert run(["report", str(tmp_path / "c"), "--json"]) == 0
+    lost = json.loads(capsys.readouterr()[0])
+    assert all(c["vote"] is None for config in lost["table4"] for c in config["columns"].values())
+    assert len(lost["vote_notes"]) == 3 and all("no packet at" in note for note in lost["vote_notes"])
+    assert run(["report", str(tmp_path / "c"), "--json", *(f"--packets={moved / f}" for f in ("recap", "thread", "design"))]) == 0
+    found = json.loads(capsys.readouterr()[0])
+    assert found["table4"] == tables["table4"] and not found["vote_notes"]
+
     # A campaign whose plan no longer matches its digest gives no reference to score a Vote with.
     from worldkit.report.infoorg import find_packet_runs, packet_tables
 

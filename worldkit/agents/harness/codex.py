@@ -3,13 +3,14 @@
 The CLI comes from npm, pinned to the paper's release 0.162.1 (`harness/codex/package.json` and
 its lock; `bash harness/codex/install.sh` runs `npm ci`); `WORLDKIT_CODEX_BIN` or the `codex`
 option names another binary. Codex speaks only the Responses API (`wire_api = "responses"`;
-`"chat"` is refused by every current release, 0.162.1 included), so `--base-url` must serve
-`POST /v1/responses` — OpenAI and vLLM do.
+`"chat"` is refused by 0.162.1 and by the newest release, 0.171.0), so `--base-url` must serve
+`POST /v1/responses`, streamed, and accept the run's tools as this release offers MCP tools: one
+Responses `namespace` tool per server.
 
 Each run gets a private CODEX_HOME and an empty scratch folder as Codex's working root, in a
 fresh folder that is removed afterwards. `config.toml` there names the endpoint as the only model
 provider, the run's tools as the only MCP server (`worldkit.agents.harness.bridge`, streamable
-HTTP on 127.0.0.1, tools `mcp__organizer__*` or `mcp__seat__*`), Table 8's reasoning effort,
+HTTP on 127.0.0.1: namespace `mcp__organizer` or `mcp__seat`), Table 8's reasoning effort,
 no approvals, and the `workspace-write` sandbox with no network and no write access to /tmp: its
 native command and file-edit tools act only in the scratch folder (they may read elsewhere, as in
 the paper, Appendix C.4), and the records move only through the run's logged tools. Web search,

@@ -116,7 +116,7 @@ class PiHarness:
             "tools": "the run's MCP tools only (no built-in tools)",
         }  # fmt: skip
 
-    def _command(self, request: str, scratch: Path) -> list[str]:
+    def _command(self, request: str) -> list[str]:
         command = [str(self.binary), "-p", "--mode", "json", "--offline", "--no-session", "--no-builtin-tools",
                    "--no-extensions", "--no-skills", "--no-prompt-templates", "--no-themes", "--no-context-files",
                    "-e", str(EXTENSION), "--provider", PROVIDER, "--model", self.endpoint.model]  # fmt: skip
@@ -141,7 +141,7 @@ class PiHarness:
                 env = {**os.environ, "PI_CODING_AGENT_DIR": str(home), "PI_OFFLINE": "1",
                        KEY_ENV: self.endpoint.api_key or "none", "WORLDKIT_MCP_URL": url,
                        "WORLDKIT_MCP_SERVER": "organizer" if self.infoorg else "seat"}  # fmt: skip
-                done = await anyio.run_process(self._command(task.request, scratch), stdin=subprocess.DEVNULL,
+                done = await anyio.run_process(self._command(task.request), stdin=subprocess.DEVNULL,
                                                check=False, env=env, cwd=scratch)  # fmt: skip
         finally:
             shutil.rmtree(base, ignore_errors=True)

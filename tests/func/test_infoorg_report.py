@@ -57,6 +57,7 @@ def test_report_of_a_packet_campaign_prints_every_table(capsys, packets: dict[st
     for title in ("Table 3:", "Table 4:", "Table 10:", "Table 11:", "Table 12:", "Table 13:", "Table 16:", "Figure 2 data:"):
         assert title in text, title
     lines = text.splitlines()
+    assert any(line.split()[:3] == ["model-a", "ReAct-FC", "Vote"] and line.split()[3] == "100.0" for line in lines)
     # Table 3: Model and Harness as two columns; Avg over the three families.
     row_a = next(line for line in lines if line.startswith("model-a") and "ReAct-FC" in line)
     assert row_a.split()[:2] == ["model-a", "ReAct-FC"] and row_a.split()[-1] == "100.0"
@@ -77,6 +78,10 @@ def test_report_of_a_packet_campaign_prints_every_table(capsys, packets: dict[st
     assert t4[("model-a", "ReAct-FC")]["repeats"] == 2
     assert t4[("model-a", "ReAct-FC")]["columns"]["all"]["spread"] == 0.0
     assert t4[("model-a", "ReAct-FC")]["columns"]["all"]["consensus"] == 100.0
+    # Vote: the agreed co-placements of model-a's two exact runs rebuild the reference; model-b's agree with each
+    # other, so its vote scores as they do; both scored against the references the campaign froze.
+    assert t4[("model-a", "ReAct-FC")]["columns"]["all"]["vote"] == 100.0
+    assert 0 <= t4[("model-b", "ReAct-FC")]["columns"]["all"]["vote"] < 100 and not tables["vote_notes"]
     exact = {(r["family"], r["model"]): r["exact"] for r in tables["table10"]}
     assert all(exact[(f, "model-a")] == 2 for f in ("recap", "thread", "design"))
     assert all(exact[(f, "model-b")] == 0 for f in ("recap", "thread", "design"))
@@ -95,6 +100,28 @@ def test_report_of_a_packet_campaign_prints_every_table(capsys, packets: dict[st
     assert run(["report", str(tmp_path / "c" / "runs"), "--run-id", _first_run(tmp_path, "thread")]) == 0
     text = capsys.readouterr()[0]
     assert "no Avg, it needs all three families (missing recap, design)" in text
+
+    # Packets moved away from where the design named them: Vote is scored only once --packets shows where they are.
+    import shutil
+
+    moved = tmp_path / "moved"
+    shutil.move(str(packets["thread"].parent.parent), moved)
+    assert run(["report", str(tmp_path / "c"), "--json"]) == 0
+    lost = json.loads(capsys.readouterr()[0])
+    assert all(c["vote"] is None for config in lost["table4"] for c in config["columns"].values())
+    assert len(lost["vote_notes"]) == 3 and all("no packet at" in note for note in lost["vote_notes"])
+    assert run(["report", str(tmp_path / "c"), "--json", *(f"--packets={moved / f}" for f in ("recap", "thread", "design"))]) == 0
+    found = json.loads(capsys.readouterr()[0])
+    assert found["table4"] == tables["table4"] and not found["vote_notes"]
+
+    # A campaign whose plan no longer matches its digest gives no reference to score a Vote with.
+    from worldkit.report.infoorg import find_packet_runs, packet_tables
+
+    plan = tmp_path / "c" / "plan.json"
+    plan.write_bytes(plan.read_bytes() + b"\n")
+    tampered = packet_tables(find_packet_runs([tmp_path / "c"]))
+    assert all(c["vote"] is None for config in tampered.table4 for c in config["columns"].values())
+    assert tampered.vote_notes == [f"{plan} does not match plan.sha256: its packets' references are not used"]
 
 
 def _first_run(tmp_path: Path, family: str) -> str:

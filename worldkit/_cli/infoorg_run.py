@@ -110,8 +110,9 @@ def run_command(
         help="Packet directory; repeat it (or give a folder of packets) to run a family and print Tables 3 and 13.",
     ),
     agent: str = typer.Option(
-        ..., "--agent", metavar="[noop|openai:MODEL|deepagents:MODEL|baseline:NAME|PLUGIN]",
-        help="Any registered agent: noop, openai:MODEL (the ReAct-FC harness), deepagents:MODEL (Deep Agents), "
+        ..., "--agent", metavar="[noop|openai:MODEL|codex:MODEL|pi:MODEL|deepagents:MODEL|baseline:NAME|PLUGIN]",
+        help="Any registered agent: noop, openai:MODEL (the ReAct-FC harness), codex:MODEL (Codex CLI, on a Responses "
+        "API endpoint), pi:MODEL (Pi), deepagents:MODEL (Deep Agents), "
         "baseline:flat, baseline:fixed, baseline:silhouette, baseline:random (its five seeds, as Table 12) or "
         "baseline:random:SEED, or a plug-in's.",
     ),

@@ -55,6 +55,11 @@ def register(app: typer.Typer) -> None:
             None, "--run-id", metavar="ID",
             help="Report only these runs (repeatable); each must be found in RUNS.",
         ),
+        packets: list[Path] = typer.Option(  # noqa: B008 - typer declares options this way
+            None, "--packets", metavar="DIR",
+            help="InfoOrgBench: packet folders (or folders of them) where a packet campaign's packets are, for Table 4's "
+                 "Vote; used only where they match the campaign's frozen digests (default: the paths its design named).",
+        ),
     ) -> None:
         """Pass, access, pass given access, joint counts and search burden, by condition,
         curated packet, task and agent; the GEE-standardized estimates with task-cluster
@@ -74,7 +79,7 @@ def register(app: typer.Typer) -> None:
 
         folders, stores = split_runs(runs, store)
         if folders and not stores and ledgers is None and _packet_runs_only(folders):
-            _packet_report(folders, as_json=as_json, html=html, run_ids=run_id or None)
+            _packet_report(folders, as_json=as_json, html=html, run_ids=run_id or None, packets=packets or [])
             return
         result = load_report(folders, ledgers, stores=stores, run_ids=run_id or None,
                              analysis=estimates, replicates=replicates, seed=seed, workers=workers)
@@ -106,7 +111,8 @@ def _packet_runs_only(folders: list[Path]) -> bool:
     return found
 
 
-def _packet_report(folders: list[Path], *, as_json: bool, html: Path | None, run_ids: list[str] | None) -> None:
+def _packet_report(folders: list[Path], *, as_json: bool, html: Path | None, run_ids: list[str] | None,
+                   packets: list[Path]) -> None:  # fmt: skip
     """Tables 3, 4, 10, 11, 12, 13, 16 and Figure 2's data over packet runs."""
     from worldkit.report.infoorg import find_packet_runs, packet_tables
     from worldkit.report.infoorg_text import render_html, render_text
@@ -117,7 +123,10 @@ def _packet_report(folders: list[Path], *, as_json: bool, html: Path | None, run
         if missing:
             raise UsageError(f"no packet run {', '.join(missing)} under {', '.join(map(str, folders))}")
         runs = [r for r in runs if r.run_id in run_ids]
-    tables = packet_tables(runs)
+    for folder in packets:
+        if not folder.is_dir():
+            raise UsageError(f"--packets {folder}: not a folder; pass a packet folder or a folder of packets")
+    tables = packet_tables(runs, packets)
     if html is not None:
         try:
             html.write_text(render_html(tables), encoding="utf-8")

@@ -75,6 +75,8 @@ BUILTIN_AGENTS: dict[str, str] = {
     "baseline:silhouette": "worldkit.agents.infoorg:make_silhouette",
     "baseline:random": "worldkit.agents.infoorg:make_random",
     "deepagents": "worldkit.agents.harness.deepagents:make_deepagents",
+    "codex": "worldkit.agents.harness.codex:make_codex",
+    "pi": "worldkit.agents.harness.pi:make_pi",
     "searcher": "worldkit.agents.searcher:make_searcher",
 }
 """worldkit's own agents: the same table pyproject.toml declares under

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -151,11 +151,13 @@ def table3(runs: Iterable[PacketRun]) -> list[dict[str, Any]]:
     return rows
 
 
-def table4(runs: Iterable[PacketRun]) -> list[dict[str, Any]]:
+def table4(runs: Iterable[PacketRun], references: Mapping[str, Mapping[str, Sequence[str]]] | None = None) -> list[dict[str, Any]]:
     """Per configuration with repeated runs of a task: each repeat's mean, spread, |ΔS|,
     share of tasks whose runs span more than 10 points, best-of-N (uses the reference: an upper
-    bound) and consensus (per task the run whose tree agrees most with the others'; no
-    reference), by family and over all tasks."""
+    bound), consensus (per task the run whose tree agrees most with the others'; no reference)
+    and vote (`worldkit.report.infoorg_vote`: the majority co-placement tree, scored against the
+    task's frozen reference from `references`; None where one is missing), by family and over
+    all tasks."""
     by_config: dict[tuple[str, str], list[_Output]] = defaultdict(list)
     for output in _outputs(runs):
         if not _is_baseline(output):
@@ -172,13 +174,14 @@ def table4(runs: Iterable[PacketRun]) -> list[dict[str, Any]]:
         for family in ("all", *FAMILIES):
             tasks = {t: v[:repeats] for t, v in per_task.items() if family in ("all", family_of(t))}
             if tasks:
-                columns[family] = _repeat_figures(tasks, repeats)
+                columns[family] = _repeat_figures(tasks, repeats, references or {})
         result.append({"model": model, "harness": harness, "repeats": repeats, "tasks": len(per_task),
                        "columns": columns})  # fmt: skip
     return result
 
 
-def _repeat_figures(tasks: dict[str, list[_Output]], repeats: int) -> dict[str, Any]:
+def _repeat_figures(tasks: dict[str, list[_Output]], repeats: int,
+                    references: Mapping[str, Mapping[str, Sequence[str]]]) -> dict[str, Any]:  # fmt: skip
     scores = {t: [o.S for o in outs] for t, outs in tasks.items()}
     means = [statistics.fmean(s[k] for s in scores.values()) for k in range(repeats)]
     pairs = [(i, j) for i in range(repeats) for j in range(i + 1, repeats)]
@@ -191,7 +194,23 @@ def _repeat_figures(tasks: dict[str, list[_Output]], repeats: int) -> dict[str, 
         "range_over_10": sum(max(s) - min(s) > 10 for s in scores.values()) / len(scores),
         "best_of": statistics.fmean(max(s) for s in scores.values()),
         "consensus": None if any(c is None for c in consensus) else statistics.fmean(consensus),  # type: ignore[arg-type]
+        "vote": _vote(tasks, references),
     }
+
+
+def _vote(tasks: dict[str, list[_Output]], references: Mapping[str, Mapping[str, Sequence[str]]]) -> float | None:
+    """Mean S × 100 of the tasks' Vote trees; None unless every task has its reference and trees."""
+    from worldkit.infoorg.scoring import score_trees
+    from worldkit.report.infoorg_vote import vote_tree
+
+    scores = []
+    for task, outputs in tasks.items():
+        trees = [_tree(o.run) for o in outputs]
+        if task not in references or any(t is None for t in trees):
+            return None
+        reference = references[task]
+        scores.append(100 * (score_trees(reference, vote_tree(trees, reference)).S or 0.0))  # type: ignore[arg-type]
+    return statistics.fmean(scores)
 
 
 def _tree(run: PacketRun) -> dict[str, tuple[str, ...]] | None:
@@ -388,16 +407,26 @@ class PacketTables:
     table13: dict[str, Any]
     table16: dict[str, Any]
     figure2: list[dict[str, Any]]
+    vote_notes: list[str]
+    """Why Table 4's Vote could not be scored for some tasks (their frozen packets not found)."""
 
     def as_json(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
 
-def packet_tables(runs: Sequence[PacketRun]) -> PacketTables:
-    """All the tables over `runs` (any mix of models, harnesses, baselines and families)."""
+def packet_tables(runs: Sequence[PacketRun], packets: Sequence[Path] = ()) -> PacketTables:
+    """All the tables over `runs` (any mix of models, harnesses, baselines and families).
+
+    Table 4's Vote is scored against each task's reference as the campaign holding its runs
+    froze it (`worldkit.report.infoorg_vote.frozen_references`; `packets` adds packet folders to
+    look in); runs outside a campaign get no Vote."""
+    from worldkit.report.infoorg_vote import frozen_references
+
     rows3 = table3(runs)
+    references, vote_notes = frozen_references([Path(r.run_dir) for r in runs], packets)
     return PacketTables(
         runs=len(runs), failed=sum(r.status == "failed" for r in runs),
-        table3=rows3, table4=table4(runs), table10=table10(runs), table11=table11(rows3),
+        table3=rows3, table4=table4(runs, references), table10=table10(runs), table11=table11(rows3),
         table12=table12(runs), table13=table13(runs), table16=table16(runs), figure2=figure2(runs),
+        vote_notes=vote_notes,
     )  # fmt: skip

@@ -64,16 +64,21 @@ def text_tables(tables: PacketTables) -> list[Table]:
             rows.append([config["model"], config["harness"], f"run r{k + 1}",
                          *(_n(columns[c]["runs"][k]) if c in columns else "–" for c in order)])
         for key, name, fmt in (("spread", "Spread", _n), ("abs_delta", "|ΔS|", _n), ("range_over_10", "Range > 10", _pct),
-                               ("best_of", f"Best-of-{config['repeats']}", _n), ("consensus", "Consensus", _n)):
+                               ("best_of", f"Best-of-{config['repeats']}", _n), ("consensus", "Consensus", _n),
+                               ("vote", "Vote", _n)):
             rows.append([config["model"], config["harness"], name, *(fmt(columns[c][key]) if c in columns else "–" for c in order)])
         notes.append(f"{config['model']} · {config['harness']}: {config['repeats']} runs of each of {config['tasks']} tasks")
     if not rows:
         notes.append("no configuration ran any task more than once (a campaign with conditions full: N gives this table)")
     else:
-        notes.append("Vote (a tree rebuilt from the co-placements two of three runs agree on) is not computed: scoring it "
-                     "needs the packets' references, which run folders do not hold")
+        votes = [c.get("vote") for config in tables.table4 for c in config["columns"].values()]
+        if any(v is None for v in votes):
+            notes.append("Vote (the tree of the co-placements most runs agree on) is scored only against a packet's "
+                         "reference as its campaign froze it: – where runs are not in a campaign or its packet was not found")
+        notes += tables.vote_notes
     out.append(("Table 4: repeated runs of one configuration (S × 100); Best-of uses the reference (upper bound), "
-                "Consensus picks per task the run whose tree agrees most with the others",
+                "Consensus picks per task the run whose tree agrees most with the others, Vote rebuilds a tree from the "
+                "co-placements most runs agree on; neither uses the reference",
                 ["Model", "Harness", "Measure", "All", *(f.capitalize() for f in FAMILIES)], rows, notes))  # fmt: skip
 
     rows = [[r["family"], r["model"], r["harness"], str(r["outputs"]), _n(r["S"]), _n(r["clade_f1"]), str(r["exact"])]

@@ -175,12 +175,37 @@ def _terse(text: str, claims: list[DeclaredClaim]) -> str | None:
 
 
 def negate(sentence: str, choice: int) -> str:
-    """The sentence negated: `not` after its first auxiliary verb, or `It is not true that …`."""
-    match = AUXILIARIES.search(sentence)
-    if match and choice % 2 == 0:
-        return sentence[: match.end()] + " not" + sentence[match.end():]
+    """The sentence negated: `not` after each auxiliary verb (taken away where the verb
+    already has one: `is not ready` → `is ready`), or `It is not true that …`. A heading, a table
+    row or a line of under four words (a greeting, a signature, a label) is left as it is:
+    negating it says nothing about a claim."""
+    stripped = sentence.strip().strip("*_")
+    if stripped.startswith(("#", "|")) or len(stripped.split()) < 4:
+        return sentence
+    if AUXILIARIES.search(sentence) and choice % 2 == 0:
+        # every auxiliary: "was scheduled and is still outstanding" is denied in both clauses
+        marked = AUXILIARIES.sub(lambda m: m.group(0) + "\0", sentence)
+        return re.sub(r"\0 (?:not|no)\b", "", marked).replace("\0", " not")
     lead = len(sentence) - len(sentence.lstrip(" -*0123456789.#"))
-    return sentence[:lead] + "It is not true that " + sentence[lead:]
+    rest = sentence[lead:]
+    first = rest.split(" ", 1)[0]
+    if first[1:].islower():  # an ordinary word, not a name or an identifier
+        rest = rest[0].lower() + rest[1:]
+    return sentence[:lead] + "It is not true that " + rest
+
+
+LABEL = re.compile(r"^[\s\-*#\d.]*([^:\n]{1,40}):\s")
+"""A line's lead label (`Open point: …`, `Near miss: …`): negating the sentence after it leaves it said."""
+
+
+def _unreachable(sentence: str, terms: list[object], choice: int) -> bool:
+    """Whether the claim stays stated after `negate`: the sentence states it and is left as it is
+    (a heading, a table row), or one of its terms sits in the sentence's lead label."""
+    if negate(sentence, choice) == sentence:
+        return all(written.term_found(t, sentence) for t in terms)
+    label = LABEL.match(sentence)
+    return label is not None and len(label.group(1).split()) <= 4 and any(
+        written.term_found(t, label.group(1)) for t in terms)
 
 
 def _replace_spans(text: str, spans: list[tuple[int, int]], change: object) -> str:
@@ -207,7 +232,11 @@ def wrong_memos(path: str, text: str, claims: list[DeclaredClaim], seed: int) ->
             continue  # a bare mention stays a mention when negated: nothing wrong to catch
         sentences = [s for a, b in spans for s in written.sentences(text) if a <= s[0] and s[1] <= b]
         choice = rng(seed, "negate", path, str(number)).randrange(2)
+        if any(_unreachable(text[a:b], claim.terms, choice) for a, b in sentences):
+            continue  # the claim stays stated where negating a sentence cannot reach it
         new = _replace_spans(text, sentences, lambda s: negate(s, choice))
+        if new == text:
+            continue
         yield wrong("claim-negated", new, (claim.criterion,), f"{claim.criterion}: the claim's sentences negated")
     declared_days = {d for c in required for d in date_terms(c.terms)}
     others = sorted({d for _, d, _ in written.dates(text)} - declared_days)
@@ -233,10 +262,12 @@ def wrong_memos(path: str, text: str, claims: list[DeclaredClaim], seed: int) ->
 
 
 def _substitute_unit(window: str, value: float) -> str:
+    """Every writing of `value` with a unit in the window given another unit (`36 months` and
+    `36-month` both: a claim may rest on either)."""
     for unit, other in UNITS:
-        pattern = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(\s?)" + re.escape(unit) + r"(?!\w)")
+        pattern = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(\s?-?)" + re.escape(unit.rstrip("s")) + r"(s?)(?!\w)")
         found = [m for m in pattern.finditer(window) if abs(float(m.group(1)) - value) < 1e-9]
         if found:
-            m = found[0]
-            return window[: m.start()] + f"{m.group(1)}{m.group(2) or ' '}{other}" + window[m.end():]
+            return pattern.sub(lambda m: m.group(0) if abs(float(m.group(1)) - value) >= 1e-9 else
+                               f"{m.group(1)}{m.group(2) or ' '}{other.rstrip('s')}{m.group(3)}", window)
     return window

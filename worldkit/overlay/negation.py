@@ -97,7 +97,7 @@ def _boundaries(text: str) -> tuple[tuple[int, int], ...]:
             after = _FIRST_TOKEN.match(text[match.end():])
             if before and after and _is_item(before.group(1)) and _is_item(after.group(1)):
                 continue  # items joined (`sections 8.4 and 9.3`), not clauses
-            if after and re.fullmatch(r"[a-z]+ed", after.group(1)) and not before.group(1).endswith(","):
+            if after and re.fullmatch(r"[a-z]+ed", after.group(1).rstrip(".,;:)")) and not (before and before.group(1).endswith(",")):
                 continue  # one auxiliary's verbs joined: `were not identified and rejected`
         found.append(match.span())
     return tuple(found)

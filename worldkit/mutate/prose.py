@@ -10,8 +10,9 @@ and headings); a verbose one (a sentence added to each paragraph).
 Wrong: each claim the rubric requires negated where it is stated; a declared date a day or a
 month off; a declared number's unit substituted; a declared identifier written wrong. A wrong
 variant touches the criteria whose declared claim terms it changes: the claim negated, the
-required date shifted, the required number's unit, the required identifier (dates the rubric does
-not declare are shifted too, touching nothing: mistakes no criterion watches).
+required date shifted (or a date a `forbid` claim's `date_other_than` allows, where the claim's
+other terms stand with it), the required number's unit, the required identifier (dates the rubric
+does not declare are shifted too, touching nothing: mistakes no criterion watches).
 """
 
 from __future__ import annotations
@@ -245,7 +246,8 @@ def wrong_memos(path: str, text: str, claims: list[DeclaredClaim], seed: int) ->
         for by in ("day", "month"):
             new = written.rewrite_dates(text, lambda d, f, by=by: written.write_date(written.shift(d, by), f) if d == day else None)
             if new != text:
-                touches = tuple(sorted({c.criterion for c in required if day in date_terms(c.terms, required_only=True)}))
+                touches = tuple(sorted({c.criterion for c in required if day in date_terms(c.terms, required_only=True)}
+                                       | {c.criterion for c in claims if c.forbid and _guarded(text, c, day)}))
                 yield wrong(f"date-shifted-{by}", new, touches, f"{day} a {by} later")
     for claim in required:
         for value in number_terms(claim.terms):
@@ -259,6 +261,18 @@ def wrong_memos(path: str, text: str, claims: list[DeclaredClaim], seed: int) ->
         if new != text:
             touches = tuple(sorted({c.criterion for c in required if ident in literal_terms(c.terms, required_only=True)}))
             yield wrong("wrong-identifier", new, touches, f"{ident} written {wrong_id}")
+
+
+def _guarded(text: str, claim: DeclaredClaim, day: object) -> bool:
+    """Whether a forbidden claim `{date_other_than: [day, …]}` watches `day` where the text writes
+    it: in a window where the claim's other terms are found, so any other day written there is
+    forbidden."""
+    allowed = [t for t in claim.terms if isinstance(t, dict) and day in (t.get("date_other_than") or [])]
+    if not allowed:
+        return False
+    rest = [t for t in claim.terms if not (isinstance(t, dict) and "date_other_than" in t)]
+    sites = written.sites(text, rest, claim.window) if rest else [(0, len(text))]
+    return any(a <= m.start() < b for m, d, _ in written.dates(text) if d == day for a, b in sites)
 
 
 def _substitute_unit(window: str, value: float) -> str:

@@ -82,7 +82,7 @@ Cue = tuple[int, int, int, int]
 
 
 def _is_item(token: str) -> bool:
-    """A number or an identifier (`8.4`, `9.3`, `ZV-23005`, `AC-02`): what `and`/`or` may join
+    """A number or an identifier (`8.4`, `9.3`, `ZV-23005`, `AC-02`): what `and` may join
     without starting a clause."""
     token = token.strip(".,;:()[]")
     return bool(re.fullmatch(r"(?:[A-Za-z]+[-/]?)*\d[\w./-]*%?", token))
@@ -97,7 +97,8 @@ def _boundaries(text: str) -> tuple[tuple[int, int], ...]:
             after = _FIRST_TOKEN.match(text[match.end():])
             if before and after and _is_item(before.group(1)) and _is_item(after.group(1)):
                 continue  # items joined (`sections 8.4 and 9.3`), not clauses
-            if after and re.fullmatch(r"[a-z]+ed", after.group(1).rstrip(".,;:)")) and not (before and before.group(1).endswith(",")):
+            participle = after is not None and re.fullmatch(r"[a-z]+ed", after.group(1).rstrip(".,;:)")) is not None
+            if participle and not (before and before.group(1).endswith(",")):
                 continue  # one auxiliary's verbs joined: `were not identified and rejected`
         found.append(match.span())
     return tuple(found)

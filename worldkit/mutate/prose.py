@@ -10,8 +10,9 @@ and headings); a verbose one (a sentence added to each paragraph).
 Wrong: each claim the rubric requires negated where it is stated; a declared date a day or a
 month off; a declared number's unit substituted; a declared identifier written wrong. A wrong
 variant touches the criteria whose declared claim terms it changes: the claim negated, the
-required date shifted, the required number's unit, the required identifier (dates the rubric does
-not declare are shifted too, touching nothing: mistakes no criterion watches).
+required date shifted (or a date a `forbid` claim's `date_other_than` allows, where the claim's
+other terms stand with it), the required number's unit, the required identifier (dates the rubric
+does not declare are shifted too, touching nothing: mistakes no criterion watches).
 """
 
 from __future__ import annotations
@@ -175,12 +176,37 @@ def _terse(text: str, claims: list[DeclaredClaim]) -> str | None:
 
 
 def negate(sentence: str, choice: int) -> str:
-    """The sentence negated: `not` after its first auxiliary verb, or `It is not true that …`."""
-    match = AUXILIARIES.search(sentence)
-    if match and choice % 2 == 0:
-        return sentence[: match.end()] + " not" + sentence[match.end():]
+    """The sentence negated: `not` after each auxiliary verb (taken away where the verb
+    already has one: `is not ready` → `is ready`), or `It is not true that …`. A heading, a table
+    row or a line of under four words (a greeting, a signature, a label) is left as it is:
+    negating it says nothing about a claim."""
+    stripped = sentence.strip().strip("*_")
+    if stripped.startswith(("#", "|")) or len(stripped.split()) < 4:
+        return sentence
+    if AUXILIARIES.search(sentence) and choice % 2 == 0:
+        # every auxiliary: "was scheduled and is still outstanding" is denied in both clauses
+        marked = AUXILIARIES.sub(lambda m: m.group(0) + "\0", sentence)
+        return re.sub(r"\0 (?:not|no)\b", "", marked).replace("\0", " not")
     lead = len(sentence) - len(sentence.lstrip(" -*0123456789.#"))
-    return sentence[:lead] + "It is not true that " + sentence[lead:]
+    rest = sentence[lead:]
+    first = rest.split(" ", 1)[0]
+    if first[1:].islower():  # an ordinary word, not a name or an identifier
+        rest = rest[0].lower() + rest[1:]
+    return sentence[:lead] + "It is not true that " + rest
+
+
+LABEL = re.compile(r"^[\s\-*#\d.]*([^:\n]{1,40}):\s")
+"""A line's lead label (`Open point: …`, `Near miss: …`): negating the sentence after it leaves it said."""
+
+
+def _unreachable(sentence: str, terms: list[object], choice: int) -> bool:
+    """Whether the claim stays stated after `negate`: the sentence states it and is left as it is
+    (a heading, a table row), or one of its terms sits in the sentence's lead label."""
+    if negate(sentence, choice) == sentence:
+        return all(written.term_found(t, sentence) for t in terms)
+    label = LABEL.match(sentence)
+    return label is not None and len(label.group(1).split()) <= 4 and any(
+        written.term_found(t, label.group(1)) for t in terms)
 
 
 def _replace_spans(text: str, spans: list[tuple[int, int]], change: object) -> str:
@@ -207,7 +233,11 @@ def wrong_memos(path: str, text: str, claims: list[DeclaredClaim], seed: int) ->
             continue  # a bare mention stays a mention when negated: nothing wrong to catch
         sentences = [s for a, b in spans for s in written.sentences(text) if a <= s[0] and s[1] <= b]
         choice = rng(seed, "negate", path, str(number)).randrange(2)
+        if any(_unreachable(text[a:b], claim.terms, choice) for a, b in sentences):
+            continue  # the claim stays stated where negating a sentence cannot reach it
         new = _replace_spans(text, sentences, lambda s: negate(s, choice))
+        if new == text:
+            continue
         yield wrong("claim-negated", new, (claim.criterion,), f"{claim.criterion}: the claim's sentences negated")
     declared_days = {d for c in required for d in date_terms(c.terms)}
     others = sorted({d for _, d, _ in written.dates(text)} - declared_days)
@@ -216,7 +246,8 @@ def wrong_memos(path: str, text: str, claims: list[DeclaredClaim], seed: int) ->
         for by in ("day", "month"):
             new = written.rewrite_dates(text, lambda d, f, by=by: written.write_date(written.shift(d, by), f) if d == day else None)
             if new != text:
-                touches = tuple(sorted({c.criterion for c in required if day in date_terms(c.terms, required_only=True)}))
+                touches = tuple(sorted({c.criterion for c in required if day in date_terms(c.terms, required_only=True)}
+                                       | {c.criterion for c in claims if c.forbid and _guarded(text, c, day)}))
                 yield wrong(f"date-shifted-{by}", new, touches, f"{day} a {by} later")
     for claim in required:
         for value in number_terms(claim.terms):
@@ -232,11 +263,25 @@ def wrong_memos(path: str, text: str, claims: list[DeclaredClaim], seed: int) ->
             yield wrong("wrong-identifier", new, touches, f"{ident} written {wrong_id}")
 
 
+def _guarded(text: str, claim: DeclaredClaim, day: object) -> bool:
+    """Whether a forbidden claim `{date_other_than: [day, …]}` watches `day` where the text writes
+    it: in a window where the claim's other terms are found, so any other day written there is
+    forbidden."""
+    allowed = [t for t in claim.terms if isinstance(t, dict) and day in (t.get("date_other_than") or [])]
+    if not allowed:
+        return False
+    rest = [t for t in claim.terms if not (isinstance(t, dict) and "date_other_than" in t)]
+    sites = written.sites(text, rest, claim.window) if rest else [(0, len(text))]
+    return any(a <= m.start() < b for m, d, _ in written.dates(text) if d == day for a, b in sites)
+
+
 def _substitute_unit(window: str, value: float) -> str:
+    """Every writing of `value` with a unit in the window given another unit (`36 months` and
+    `36-month` both: a claim may rest on either)."""
     for unit, other in UNITS:
-        pattern = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(\s?)" + re.escape(unit) + r"(?!\w)")
+        pattern = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(\s?-?)" + re.escape(unit.rstrip("s")) + r"(s?)(?!\w)")
         found = [m for m in pattern.finditer(window) if abs(float(m.group(1)) - value) < 1e-9]
         if found:
-            m = found[0]
-            return window[: m.start()] + f"{m.group(1)}{m.group(2) or ' '}{other}" + window[m.end():]
+            return pattern.sub(lambda m: m.group(0) if abs(float(m.group(1)) - value) >= 1e-9 else
+                               f"{m.group(1)}{m.group(2) or ' '}{other.rstrip('s')}{m.group(3)}", window)
     return window

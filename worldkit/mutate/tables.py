@@ -10,7 +10,8 @@ Wrong: values swapped between two rows, a date a day or a month off, a unit subs
 enumeration flipped, a row dropped, an excluded row added, a wrong identifier, a row's values
 attached to another record. Which criteria a wrong table touches is read off the rubric's declared
 rows and columns (`table_touches`): a declared row no longer found once, a declared column whose
-cell changed on it, a row declared absent now present.
+cell changed on it, a row found by what it says that no longer names an identifier its claim
+names (found by another of its terms), a row declared absent now present.
 """
 
 from __future__ import annotations
@@ -114,6 +115,14 @@ def rows_matching(table: Table, declared: DeclaredRow) -> list[int]:
     return found
 
 
+def _identifier_lost(old: str, new: str, expected: dict[str, Any]) -> bool:
+    """Whether an identifier a free-text cell's claim names (also as an alternative) is written in
+    the reference row and no longer in the variant's: the row found by another of its terms now
+    names a wrong record."""
+    names = [t for t in literal_terms(expected.get("claim", [])) if written.is_identifier(t)]
+    return any(written.term_found(t, old) and not written.term_found(t, new) for t in names)
+
+
 def table_touches(declared: list[DeclaredRow], reference: Table, variant: Table) -> tuple[str, ...]:
     """Criteria whose declared rows or columns the variant table changes (module docstring)."""
     touched: set[str] = set()
@@ -130,6 +139,9 @@ def table_touches(declared: list[DeclaredRow], reference: Table, variant: Table)
             continue
         old, new = reference.rows[before[0]], variant.rows[after[0]]
         if any(reference.cell(old, c).strip() != variant.cell(new, c).strip() for c in row.checked_columns()):
+            touched.add(row.criterion)
+        elif any(_identifier_lost(reference.joined(old), variant.joined(new), value)
+                 for value in row.values.values() if isinstance(value, dict)):  # fmt: skip
             touched.add(row.criterion)
     return tuple(sorted(touched))
 

@@ -140,11 +140,12 @@ def paragraphs(text: str) -> list[tuple[int, int]]:
 
 
 def sentences(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each sentence: split after `.`/`!`/`?` followed by a space, and at line ends."""
+    """(start, end) of each sentence: split after `.`/`!`/`?` followed by a space (or closing
+    emphasis and a space: `**Response.** Text`), and at line ends."""
     spans = []
     for line in re.finditer(r"[^\n]+", text):
         start = line.start()
-        for stop in re.finditer(r"(?<=[.!?])\s+(?=\S)", line.group(0)):
+        for stop in re.finditer(r"(?<=[.!?])(?:\*\*|__)?\s+(?=\S)", line.group(0)):
             spans.append((start, line.start() + stop.start()))
             start = line.start() + stop.end()
         spans.append((start, line.end()))

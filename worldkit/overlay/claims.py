@@ -10,8 +10,10 @@ sentence). A term is:
   a unit of the last decimal written in the YAML value, e.g. 0.005 for `1.50`); `1.5`, `1.50`
   and `1,50` are one number; with `unit: "%"` (or `month`, `mg/mL`, …) the number must carry
   that unit in one of its written forms (`values.unit_pattern`: `36M`, `36-month` and
-  `36 months` are one term; `2.49 mg/mL` is not `2.49 %`);
-- `{date: 2026-01-28}`: a date in any written form of `values.parse_date`;
+  `36 months` are one term; `2.49 mg/mL` is not `2.49 %`); with `unit_required: false` it may
+  also stand bare, but not with another known unit (`324` or `324 days`, not `324 weeks`);
+- `{date: 2026-01-28}`: a date in any written form of `values.parse_date`; with
+  `precision: month` a month written without a day (`Jan 2026`, `2026-01`) says it too;
 - `{date_other_than: [2025-11-04, …]}`: a written date that is none of these (a `forbid` term
   for a wrong day: "first used on a date other than 4 Nov 2025");
 - `{regex: "…"}`: a Python regular expression, case-insensitive;
@@ -49,7 +51,17 @@ from pydantic import BaseModel, BeforeValidator, Field, field_validator, model_v
 
 from worldkit._model import Model
 from worldkit.overlay.negation import in_scope
-from worldkit.overlay.values import NUMBER_RE, date_spans, id_pattern, numbers_equal, parse_number, unit_pattern
+from worldkit.overlay.values import (
+    NUMBER_RE,
+    date_spans,
+    id_pattern,
+    month_spans,
+    same_unit_key,
+    unit_after,
+    numbers_equal,
+    parse_number,
+    unit_pattern,
+)
 
 Span = tuple[int, int]
 
@@ -70,6 +82,9 @@ class NumberTerm(Model):
     """The value as written in the YAML (sets the default tolerance); filled in on parsing."""
     unit: str | None = Field(None, exclude_if=lambda v: v is None)  # unset: not dumped (digests stay)
     """The unit the number must carry (`%`, `month`, `mg/mL`, …; see `values.unit_pattern`)."""
+    unit_required: bool = Field(True, exclude_if=lambda v: v)  # default: not dumped
+    """False: the number may also stand without a unit (the second number of `range 29–324 days`
+    leaves it to the first); written with another known unit it is still another value."""
 
     @cached_property
     def _unit(self) -> re.Pattern[str] | None:
@@ -92,8 +107,11 @@ class NumberTerm(Model):
             if self._unit is not None:
                 unit = self._unit.match(text, end)
                 if unit is None:
-                    continue
-                end = unit.end()
+                    other = unit_after(text, end)
+                    if self.unit_required or (other is not None and not same_unit_key(self.unit or "", other)):
+                        continue
+                else:
+                    end = unit.end()
             found.append((start, end))
         return found
 
@@ -114,9 +132,16 @@ class DateTerm(Model):
 
     date: dt.date
     """The date, in any written form."""
+    precision: Literal["day", "month"] = Field("day", exclude_if=lambda v: v == "day")  # default: not dumped
+    """`month`: a month written without a day (`Aug 2025`, `2025-08`) also says the date, where
+    the month is all a careful writer need give; a full date must still be the right day."""
 
     def spans(self, text: str) -> list[Span]:
-        return [(start, end) for start, end, day in _dates_in(text) if day == self.date]
+        found = [(start, end) for start, end, day in _dates_in(text) if day == self.date]
+        if self.precision == "month":
+            found += [(start, end) for start, end, year, month in month_spans(text)
+                      if (year, month) == (self.date.year, self.date.month)]  # fmt: skip
+        return sorted(found)
 
     def found(self, text: str) -> bool:
         """Whether the term occurs in `text` at all (negation is the reader's business)."""

@@ -12,12 +12,22 @@ Rules, stated once:
 - A **negation** (`not`, `n't`, `cannot`, `no`, `no longer`, `never`, `without`, `neither`,
   `nor`, `none`, `nothing`, `nobody`, `failed to`, `instead of`, `rather than`, `until`,
   `unless`, `pending`) takes back what follows it up to the end of its clause.
+- `without`, `instead of` and `rather than` take back their object, not the verb after it:
+  "patients without prior platinum had an ORR of 45.2 %" says the ORR (the scope ends at the
+  clause's first auxiliary verb).
 - `before` takes back only the event it names, when that is an approval, signature,
   qualification, release, authorization, use, filling, shipment, completion, closure or issue
   (`used before the change was approved` does not say *approved*; `stopped before it was filled
   into a commercial batch` does not say *filled*; the nouns in between are still said).
 - A **contrary qualifier** (`only after`, `only once`, `only when`, `only if`, `subject to`)
   takes back its whole clause: what it qualifies usually stands before it.
+- A **sentence negation** (`it is not true that`, `it is not the case that`, `it is false /
+  untrue / incorrect / wrong that`) takes back the rest of its sentence, across clauses.
+- A parenthesis belongs to the clause it stands in: a cue before `(` governs what the
+  parenthesis says and what follows it; a cue inside a parenthesis governs only up to its `)`.
+- `and` between two numbers or identifiers (`sections 8.4 and 9.3`, `ZV-23004 and ZV-23005`)
+  joins items, not clauses; so does `and` before a past participle that shares the clause's
+  auxiliary (`were not identified and rejected`).
 - Not cues: `not only`, `no later than`, `not later than`, `no more/less than`, `not more/less
   than`, `not exceeding`, `whether or not`, `No.` before a number (an abbreviation).
 
@@ -34,8 +44,16 @@ from functools import lru_cache
 __all__ = ["Cue", "cues", "in_scope"]
 
 _BOUNDARY = re.compile(
-    r"[,;:()\[\]|]|[.!?](?=\s|$)|\n|\s[-\u2013\u2014]\s"
+    r"[,;:\[\]|]|[.!?](?=\s|$)|\n|\s[-\u2013\u2014]\s"
     r"|\b(?:and|but|whereas|while|although|though|however|because|since|which|therefore|thus)\b",
+    re.IGNORECASE,
+)
+_LAST_TOKEN = re.compile(r"(\S+)\s*$")
+_FIRST_TOKEN = re.compile(r"^\s*(\S+)")
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
+_SENTENTIAL = re.compile(
+    r"\bit\s+(?:is|was)\s+(?:not\s+(?:true|the\s+case|correct|accurate)|(?:false|untrue|incorrect|wrong|inaccurate))"
+    r"\s+(?:to\s+say\s+)?that\b",
     re.IGNORECASE,
 )
 _NOT_CUES = re.compile(
@@ -49,6 +67,9 @@ _FORWARD = re.compile(
     r"|\buntil\b|\bunless\b|\bpending\b",
     re.IGNORECASE,
 )
+_PREPOSITION = re.compile(r"without|instead of|rather than", re.IGNORECASE)
+_VERB = re.compile(r"\b(?:is|are|was|were|has|have|had|will|would|can|could|should|must|may|might|shall|do|does|did)\b",
+                   re.IGNORECASE)
 _BEFORE = re.compile(
     r"\bbefore\b[^,;:.()|\n]*?\b(?P<event>(?:approv|sign|qualif|releas|authori[sz]|fill|us(?:e|ed|ing)\b|reach|enter"
     r"|ship|distribut|dispatch|complet|implement|clos|issu)\w*)",
@@ -60,13 +81,70 @@ Cue = tuple[int, int, int, int]
 """(cue start, cue end, scope start, scope end) as character offsets."""
 
 
+def _is_item(token: str) -> bool:
+    """A number or an identifier (`8.4`, `9.3`, `ZV-23005`, `AC-02`): what `and` may join
+    without starting a clause."""
+    token = token.strip(".,;:()[]")
+    return bool(re.fullmatch(r"(?:[A-Za-z]+[-/]?)*\d[\w./-]*%?", token))
+
+
+@lru_cache(maxsize=8192)
+def _boundaries(text: str) -> tuple[tuple[int, int], ...]:
+    found = []
+    for match in _BOUNDARY.finditer(text):
+        if match.group(0).casefold() == "and":
+            before = _LAST_TOKEN.search(text, 0, match.start())
+            after = _FIRST_TOKEN.match(text[match.end():])
+            if before and after and _is_item(before.group(1)) and _is_item(after.group(1)):
+                continue  # items joined (`sections 8.4 and 9.3`), not clauses
+            participle = after is not None and re.fullmatch(r"[a-z]+ed", after.group(1).rstrip(".,;:)")) is not None
+            if participle and not (before and before.group(1).endswith(",")):
+                continue  # one auxiliary's verbs joined: `were not identified and rejected`
+        found.append(match.span())
+    return tuple(found)
+
+
+@lru_cache(maxsize=1024)
+def _parens(text: str) -> tuple[tuple[int, int], ...]:
+    """Every parenthesis of the text: (where it opens, where it closes; the text's end if never)."""
+    found, opened = [], []
+    for index, char in enumerate(text):
+        if char == "(":
+            opened.append(index)
+        elif char == ")" and opened:
+            found.append((opened.pop(), index))
+    found += [(at, len(text)) for at in opened]
+    return tuple(sorted(found))
+
+
+def _innermost(text: str, at: int) -> tuple[int, int] | None:
+    """The innermost parenthesis holding position `at` (None outside any)."""
+    holding = [p for p in _parens(text) if p[0] < at <= p[1]]
+    return max(holding) if holding else None
+
+
 def _clause(text: str, start: int, end: int) -> tuple[int, int]:
-    """The clause around `text[start:end]`: (its start, its end)."""
-    begin = 0
-    for found in _BOUNDARY.finditer(text, 0, start):
-        begin = found.end()
-    after = _BOUNDARY.search(text, end)
-    return begin, after.start() if after else len(text)
+    """The clause around `text[start:end]`: (its start, its end). A parenthesis is part of the
+    clause it stands in (its inner boundaries do not end that clause); a span inside one has
+    the parenthesis as its clause."""
+    own = _innermost(text, start)
+    begin, stop = 0, len(text)
+    for b_start, b_end in _boundaries(text):
+        if _innermost(text, b_start) != own:
+            continue
+        if b_end <= start:
+            begin = b_end
+        elif b_start >= end:
+            stop = b_start
+            break
+    if own is not None:
+        begin, stop = max(begin, own[0] + 1), min(stop, own[1])
+    return begin, stop
+
+
+def _sentence_end(text: str, at: int) -> int:
+    found = _SENTENCE_END.search(text, at)
+    return found.start() if found else len(text)
 
 
 @lru_cache(maxsize=8192)
@@ -84,10 +162,16 @@ def cues(text: str) -> tuple[Cue, ...]:
             continue
         taken.append((match.start(), match.end()))
         _, clause_end = _clause(text, match.start(), match.end())
+        if _PREPOSITION.fullmatch(match.group(0)):
+            verb = _VERB.search(text, match.end(), clause_end)
+            clause_end = verb.start() if verb else clause_end
         found.append((match.start(), match.end(), match.end(), clause_end))
     for match in _BEFORE.finditer(text):
         if _clause(text, match.start(), match.start() + 6)[1] >= match.end("event"):
             found.append((match.start(), match.start() + 6, match.start("event"), match.end("event")))
+    for match in _SENTENTIAL.finditer(text):
+        found.append((match.start(), match.end(), match.end(), _sentence_end(text, match.end())))
+        taken.append((match.start(), match.end()))
     for match in _CLAUSE_WIDE.finditer(text):
         if excused(match.start(), match.end()):
             continue

@@ -28,7 +28,10 @@ a type, declared in `columns` (`type:`) or taken from the expected values:
   column) fails;
 - `enum`: `fold_enum`, or one of the declared `synonyms`;
 - `text`: free text stating the declared key facts: `{claim: [terms]}` by `claims` rules
-  (negation-aware) inside the cell, and none of its `forbid` claims (`forbid: [[terms], …]`).
+  (negation-aware) inside the cell, and none of its `forbid` claims (`forbid: [[terms], …]`);
+  an identifier the claim names must not be written wrong — a cell holding an identifier of the
+  same shape (same letters and separators, other digits: `QAG-WB-2026-02` for
+  `QAG-WB-2026-01`) that is none of the claim's fails.
 
 Rows that are not rows: notes under the table (`tables.read_table`), and rows that a note or
 the row itself marks as excluded (a cell reading or opening with `excluded` or `out of scope`,
@@ -49,7 +52,7 @@ from pydantic import Field, model_validator
 
 from worldkit._model import Model
 from worldkit.overlay.check_base import _PathCheck, _read_text, register_check
-from worldkit.overlay.claims import Claim
+from worldkit.overlay.claims import AnyTerm, Claim, TextTerm
 from worldkit.overlay.context import CheckResult, GradingContext
 from worldkit.overlay.tables import Table, TableError, header_key, read_table
 from worldkit.overlay.values import (
@@ -129,9 +132,41 @@ def _cell_claims(expected: dict[str, Any], where: str = "a cell") -> tuple[Claim
 
 
 def _states(actual: str, expected: dict[str, Any]) -> bool:
-    """A free-text cell states the `claim` terms and none of the `forbid` claims."""
+    """A free-text cell states the `claim` terms, none of the `forbid` claims, and no identifier
+    shaped like one of the claim's that is none of them (`_misspelt_ids`)."""
     claim, forbid = _cell_claims(expected)
-    return claim.match(actual) is not None and not any(f.match(actual) is not None for f in forbid)
+    return (claim.match(actual) is not None and not any(f.match(actual) is not None for f in forbid)
+            and not _misspelt_ids(actual, claim))  # fmt: skip
+
+
+def _identifiers(terms: list[Any]) -> list[str]:
+    """The claim's identifier terms (`QAG-WB-2026-01`: letters and digits in separated runs, no
+    space), also inside `any`."""
+    found: list[str] = []
+    for term in terms:
+        if isinstance(term, AnyTerm):
+            found += _identifiers(list(term.any))
+        elif isinstance(term, TextTerm) and not re.search(r"\s", term.text):
+            runs = re.findall(r"[^\W_]+", term.text)
+            if len(runs) >= 2 and re.search(r"\d", term.text) and re.search(r"[A-Za-z]", term.text):
+                found.append(term.text)
+    return found
+
+
+def _shape(identifier: str) -> re.Pattern[str]:
+    """`QAG-WB-2026-01` → an identifier of that shape: the same letters and separators, any digits
+    in the digits' places (`QAG-WB-2026-02`)."""
+    runs = re.findall(r"[^\W_]+", identifier)
+    body = r"[\s\-_/.]*".join(re.sub(r"\\d|\d", r"\\d", re.escape(run)) for run in runs)
+    return re.compile(rf"(?<![^\W_]){body}(?![^\W_])", re.IGNORECASE)
+
+
+def _misspelt_ids(actual: str, claim: Claim) -> list[str]:
+    """Identifiers in the cell shaped like one the claim names but equal to none of them: the
+    declared record written wrong (`QAG-WB-2026-02` for `QAG-WB-2026-01`)."""
+    declared = _identifiers(list(claim.all))
+    known = {fold_id(d) for d in declared}
+    return [m.group(0) for d in declared for m in _shape(d).finditer(actual) if fold_id(m.group(0)) not in known]
 
 
 def _describe(value: Cell) -> str:

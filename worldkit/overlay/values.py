@@ -200,3 +200,41 @@ def dates_in(text: str) -> list[dt.date]:
 def date_spans(text: str) -> list[tuple[int, int, dt.date]]:
     """Every date written in `text`, with where it is written: (start, end, date)."""
     return [(m.start(), m.end(), d) for m in DATE_RE.finditer(text) if (d := _date_of(m)) is not None]
+
+
+MONTH_RE = re.compile(
+    rf"(?P<named>\b(?P<mon>{_MONTH_RE})\.?,?\s+(?P<year>\d{{4}})\b)|(?P<isom>\b(?P<iy>\d{{4}})-(?P<im>\d{{1,2}})\b(?!-\d))",
+    re.IGNORECASE,
+)
+"""A month written without its day: `Aug 2025`, `August 2025`, `2025-08`."""
+
+
+def month_spans(text: str) -> list[tuple[int, int, int, int]]:
+    """Every month written without a day in `text` (not part of a written date): (start, end,
+    year, month)."""
+    full = date_spans(text)
+    found = []
+    for match in MONTH_RE.finditer(text):
+        if any(s < match.end() and match.start() < e for s, e, _ in full):
+            continue
+        if match.group("named"):
+            year, month = int(match.group("year")), _MONTHS[match.group("mon").casefold()]
+        else:
+            year, month = int(match.group("iy")), int(match.group("im"))
+        if 1 <= month <= 12:
+            found.append((match.start(), match.end(), year, month))
+    return found
+
+
+def unit_after(text: str, end: int) -> str | None:
+    """The known unit (`%`, `month`, `week`, `day`, `year`, `°c`, `mg/ml`, `µg/ml`) written right
+    after position `end` of `text` (a number's end), or None."""
+    for key in _UNIT_FORMS:
+        if re.compile(unit_pattern(key), re.IGNORECASE).match(text, end):
+            return key
+    return None
+
+
+def same_unit_key(unit: str, key: str) -> bool:
+    """Whether the declared `unit` is the known unit `key` of `unit_after`."""
+    return _unit_key(unit) == key

@@ -124,3 +124,48 @@ def test_a_negation_the_claim_writes_is_its_wording_but_another_is_not() -> None
     trained = Claim.model_validate({"all": ["analyst", {"regex": r"not (yet )?trained|untrained"}]})
     assert trained.match("The analyst was not yet trained on v4.") is not None
     assert trained.match("The analyst was never untrained.") is None
+
+
+INCIDENCE = Claim.model_validate({"all": [{"number": 4.8, "tolerance": 0.05, "unit": "%"}, {"regex": "ILD|pneumonitis"}]})
+CLAUSES = Claim.model_validate({"all": [{"regex": "section|clause|protocol"}, {"number": 9.3, "tolerance": 0.001}]})
+REJECTED = Claim.model_validate({"all": [{"number": 1140}, {"regex": "syringe"}, {"regex": "reject"}]})
+
+
+@pytest.mark.parametrize(("claim", "text"), [
+    (INCIDENCE, "It is not true that, in the safety population (N=168), ILD occurred in 8 patients (4.8%)."),
+    (INCIDENCE, "It is false that ILD/pneumonitis was seen in 4.8 % of patients; the rate was lower."),
+    (CLAUSES, "ZP-25002 was not included under protocol sections 8.4 and 9.3."),
+    (REJECTED, "The 1,140 syringes from pump 3 were not identified and rejected."),
+    (INCIDENCE, "ILD did not occur in 8 of 168 patients (4.8%)."),
+])  # fmt: skip
+def test_a_negation_reaches_across_parentheses_joined_items_and_sentences(claim: Claim, text: str) -> None:
+    assert claim.match(text) is None
+
+
+@pytest.mark.parametrize(("claim", "text"), [
+    (INCIDENCE, "ILD/pneumonitis occurred in 8 of 168 patients (4.8%), none of them after week 40."),
+    (CLAUSES, "The inclusion follows protocol sections 8.4 and 9.3, not the draft."),
+    (REJECTED, "All 1,140 syringes were identified from the fill log and rejected, without any released."),
+    (Claim.model_validate({"all": ["C-03", {"number": 45.2, "tolerance": 0.05}], "within": "paragraph"}),
+     "C-03: patients without prior platinum had an ORR of 45.2% (14/31)."),
+    (INCIDENCE, "The pump (not the tubing) was replaced; ILD occurred in 4.8% of patients."),
+])  # fmt: skip
+def test_a_negation_takes_back_only_what_it_governs(claim: Claim, text: str) -> None:
+    assert claim.match(text) is not None
+
+
+def test_a_number_may_leave_its_unit_to_a_neighbour_but_not_write_another() -> None:
+    upper = Claim.model_validate({"all": [{"number": 29}, {"number": 324, "unit": "day", "unit_required": False}]})
+    assert upper.match("Onset was at a median of 74.5 days (range 29–324).") is not None
+    assert upper.match("The range was 29 to 324 days.") is not None
+    assert upper.match("The range was 29 to 324 weeks.") is None
+
+
+def test_a_date_of_month_precision_is_said_by_its_month_but_not_by_another_day() -> None:
+    day = Claim.model_validate({"all": [{"date": "2025-08-26", "precision": "month"}]})
+    for written in ("requalified Aug 2025", "requalified August 2025", "requalified 2025-08", "on 26 August 2025"):
+        assert day.match(written) is not None, written
+    for written in ("requalified Sep 2025", "requalified 27 Aug 2025", "requalified Aug 2024"):
+        assert day.match(written) is None, written
+    exact = Claim.model_validate({"all": [{"date": "2025-08-26"}]})
+    assert exact.match("requalified Aug 2025") is None

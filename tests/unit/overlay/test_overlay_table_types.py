@@ -148,3 +148,21 @@ def test_checks_on_mail_and_records_are_unknown_without_a_log(tmp_path: Path, sp
     context = GradingContext(workspace=workspace, records={}, sent=[], events=None, projection=tmp_path, state_known=False)
     result = CHECK.validate_python(spec).evaluate(context)
     assert result.passed is None and result.detail.startswith("unknown:")
+
+
+AGREEMENT = {
+    "type": "csv_rows", "path": "t.csv", "key": ["*"],
+    "rows": [{"*": {"claim": [{"any": ["QAG-WB-2026-01", "quality agreement"]}]}, "classification": "major"}],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("table", "passed"), [
+    ("id,finding,classification\nF1,QAG-WB-2026-01 signed after first use,major\n", True),
+    ("id,finding,classification\nF1,qag wb 2026 01 signed after first use,major\n", True),
+    ("id,finding,classification\nF1,Quality agreement signed after first use,major\n", True),
+    ("id,finding,classification\nF1,Quality agreement QAG-WB-2026-02 signed after first use,major\n", False),
+    ("id,finding,classification\nF1,Quality agreement QAG WB 2025 01 signed late,major\n", False),
+])  # fmt: skip
+def test_a_declared_identifier_written_wrong_fails_its_row(tmp_path: Path, table: str, passed: bool) -> None:
+    result = grade(tmp_path, AGREEMENT, table)
+    assert result.passed is passed, result.detail

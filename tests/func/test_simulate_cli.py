@@ -64,3 +64,14 @@ def test_bad_input_is_a_usage_error(capsys: pytest.CaptureFixture[str], argv: li
     assert code == 2
     assert message in err
     assert "Traceback" not in err
+
+
+def test_report_shows_the_small_sample_interval_only_when_asked(capsys: pytest.CaptureFixture[str], shared_data) -> None:  # noqa: ANN001
+    ledgers = str(shared_data / "workworld")
+    code, out, _ = cli(capsys, "report", "--ledgers", ledgers, "--replicates", "0", "--json")
+    assert code == 0 and json.loads(out)["small_sample"] == []
+    code, out, _ = cli(capsys, "report", "--ledgers", ledgers, "--replicates", "0", "--interval", "mancl", "--json")
+    assert code == 0
+    found = {e["outcome"]: e for e in json.loads(out)["small_sample"]}
+    assert found["pass"]["df"] == 7 and found["pass"]["lower"] < 0 < found["pass"]["difference"] < found["pass"]["upper"]
+    assert found["access"]["lower"] > 0

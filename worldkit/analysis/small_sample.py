@@ -20,13 +20,16 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
+from worldkit._model import Model
 from worldkit.analysis.gee import OutcomeData, separation, standardization_grid
+from worldkit.record.results import ResultRow
 
-__all__ = ["INTERVALS", "RobustInterval", "robust_interval"]
+__all__ = ["INTERVALS", "RobustInterval", "SmallSampleEstimate", "robust_interval", "small_sample_estimates"]
 
 INTERVALS = ("paper", "mancl")
 """Interval methods: `paper` (the study's percentile task-cluster GEE bootstrap) and `mancl`
@@ -84,3 +87,53 @@ def robust_interval(rows: OutcomeData, outcome: str, level: float = 0.95) -> Rob
     df = clusters - 1
     half = float(stats.t.ppf(0.5 + level / 2, df)) * se
     return RobustInterval(difference=difference, se=se, df=df, lower=difference - half, upper=difference + half)
+
+
+class SmallSampleEstimate(Model):
+    """One source's outcome with its `mancl` interval, as `worldkit report --interval mancl` shows it."""
+
+    source: str
+    """The source of the rows (a ledger release or worldkit's runs)."""
+    outcome: str
+    """`pass` or `access`."""
+    difference: float | None
+    """Curated − full, standardized over the agents (None with `reason`)."""
+    se: float | None = None
+    """Delta-method standard error from the bias-reduced sandwich."""
+    df: int | None = None
+    """Degrees of freedom of the t reference (task clusters − 1)."""
+    lower: float | None = None
+    """Lower end of the 95% interval."""
+    upper: float | None = None
+    """Upper end."""
+    reason: str | None = None
+    """Why there is no estimate."""
+
+
+def small_sample_estimates(rows: Iterable[ResultRow]) -> list[SmallSampleEstimate]:
+    """The `mancl` interval of pass and access for each source of the rows (source order), over
+    the tasks that hold both conditions, as the paper's analysis takes them."""
+    from worldkit.analysis.analyze import executions_subset
+    from worldkit.analysis.executions import executions, support_problem
+    from worldkit.analysis.gee import outcome_data
+
+    by_source: dict[str, list[ResultRow]] = {}
+    for row in rows:
+        by_source.setdefault(row.source, []).append(row)
+    out = []
+    for source, members in sorted(by_source.items()):
+        data = executions(members)
+        problem = support_problem(data)
+        if problem is None:
+            both = [t for t in range(len(data.tasks)) if {bool(v) for v in data.curated[data.task == t]} == {False, True}]
+            data = executions_subset(data, both) if len(both) < len(data.tasks) else data
+        for outcome in ("pass", "access"):
+            found = None if problem else robust_interval(outcome_data(data, outcome), outcome)
+            if found is None:
+                out.append(SmallSampleEstimate(source=source, outcome=outcome, difference=None,
+                                               reason=problem or "no finite GEE estimate (perfect separation or "
+                                               "fewer than 2 task clusters)"))  # fmt: skip
+            else:
+                out.append(SmallSampleEstimate(source=source, outcome=outcome, difference=found.difference, se=found.se,
+                                               df=found.df, lower=found.lower, upper=found.upper))  # fmt: skip
+    return out

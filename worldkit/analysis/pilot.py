@@ -31,7 +31,7 @@ import numpy as np
 
 from worldkit._model import Model
 from worldkit.analysis.executions import Executions, executions
-from worldkit.analysis.simulate import Planted, SimDesign, SimModel, Spread, draw
+from worldkit.analysis.simulate import Planted, SimDesign, SimModel, Spread, draw, planted
 from worldkit.errors import UsageError
 from worldkit.record.results import ResultRow
 
@@ -189,11 +189,18 @@ def _mean_moments(design: SimDesign, model: SimModel, plant: Planted, draws: int
                                   strict=True)))
 
 
-def _moment_fit(design: SimDesign, model: SimModel, plant: Planted, observed: TaskMoments) -> SimModel:
+def _moment_fit(design: SimDesign, model: SimModel, effects: tuple[float, float], observed: TaskMoments) -> SimModel:
     """Minimize the squared distance between the pilot's moments and their simulated means, each
     scaled by its sampling SD over the draws at the starting point (diagonal GMM weighting: a
-    correlation over 8 tasks is far noisier than an SD, and weighs less)."""
+    correlation over 8 tasks is far noisier than an SD, and weighs less). Each candidate model
+    plants the pilot's own (access, pass) effects, as `simulate` and `power` will."""
     from scipy.optimize import minimize
+
+    def plant(candidate: SimModel) -> Planted | None:
+        try:
+            return planted(candidate, design.agents, *effects)
+        except UsageError:
+            return None
 
     fields = list(TaskMoments.model_fields)
     index = [fields.index(f) for f in _TARGETS]
@@ -203,14 +210,21 @@ def _moment_fit(design: SimDesign, model: SimModel, plant: Planted, observed: Ta
         math.atanh(float(np.clip(observed.difference_correlation, -0.9, 0.9))),
         math.atanh(float(np.clip(observed.full_correlation, -0.9, 0.9))),
     ])  # fmt: skip
-    scale = np.maximum(_drawn_moments(design, _with(model, start), plant, MOMENT_DRAWS)[:, index].std(axis=0, ddof=1), 1e-3)
+    first = plant(_with(model, start))
+    if first is None:
+        raise UsageError("the pilot's own effects cannot be planted in the model fitted to it; state the model with --design")
+    scale = np.maximum(_drawn_moments(design, _with(model, start), first, MOMENT_DRAWS)[:, index].std(axis=0, ddof=1), 1e-3)
 
     def loss(x: np.ndarray) -> float:
-        got = _drawn_moments(design, _with(model, x), plant, MOMENT_DRAWS)[:, index].mean(axis=0)
+        candidate = _with(model, x)
+        planting = plant(candidate)
+        if planting is None:
+            return 1e6
+        got = _drawn_moments(design, candidate, planting, MOMENT_DRAWS)[:, index].mean(axis=0)
         return float((((got - target) / scale) ** 2).sum())
 
     bounds = [(math.log(0.01), math.log(5.0)), (math.log(0.01), math.log(5.0)), (-2.6, 2.6), (-2.6, 2.6)]
-    best = minimize(loss, start, method="Nelder-Mead", bounds=bounds, options={"xatol": 0.02, "fatol": 1e-4, "maxfev": 300})
+    best = minimize(loss, start, method="Nelder-Mead", bounds=bounds, options={"xatol": 0.02, "fatol": 1e-4, "maxfev": 240})
     return _with(model, best.x)  # the best point found, converged or not: `Pilot.simulated` shows the match
 
 
@@ -247,15 +261,14 @@ def fit_pilot(rows: Iterable[ResultRow]) -> Pilot:
     design = _design_of(kept)
     data = executions(every)
     observed = task_moments(data)
-    # the pilot's own fitted condition coefficients, not a planted effect
-    own = Planted(float(access_fe[1]), float(pass_fe[1]), (0.0, 0.0), (0.0, 0.0))
-    model = _moment_fit(design, model, own, observed)
-    simulated = _mean_moments(design, model, own, MOMENT_DRAWS)
     analysis = analyze_executions(data, "pilot", replicates=0)  # the estimates as the pilot's report gives them
     if analysis.passed is None or analysis.passed.contrast is None or analysis.access is None or analysis.access.contrast is None:
         raise UsageError(f"the pilot's own analysis gives no estimate ({analysis.reason or 'perfect separation'}); "
                          "state the effect with --effect")  # fmt: skip
+    effects = (analysis.access.contrast.difference, analysis.passed.contrast.difference)
+    model = _moment_fit(design, model, effects, observed)
+    simulated = _mean_moments(design, model, planted(model, design.agents, *effects), MOMENT_DRAWS)
     return Pilot(
-        design=design, model=model, pass_effect=analysis.passed.contrast.difference,
-        access_effect=analysis.access.contrast.difference, rows=len(kept), observed=observed, simulated=simulated,
+        design=design, model=model, pass_effect=effects[1], access_effect=effects[0], rows=len(kept),
+        observed=observed, simulated=simulated,
     )  # fmt: skip

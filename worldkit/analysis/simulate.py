@@ -52,6 +52,8 @@ __all__ = ["PAPER_DESIGN", "Metric", "SimDesign", "SimModel", "SimReport", "Spre
 
 _NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(60)
 _WEIGHTS = _WEIGHTS / _WEIGHTS.sum()
+_NODES2, _WEIGHTS2 = np.polynomial.hermite_e.hermegauss(40)
+_WEIGHTS2 = _WEIGHTS2 / _WEIGHTS2.sum()
 
 
 class SimDesign(Model):
@@ -160,8 +162,8 @@ def _mean_expit(logit: np.ndarray, sd: float) -> np.ndarray:
 def _mean_joint(access: np.ndarray, given: np.ndarray, sd_a: float, sd_p: float, cov: float) -> np.ndarray:
     """E[expit(access + A) · expit(given + P)] for (A, P) bivariate normal, per entry."""
     rho = 0.0 if sd_a == 0 or sd_p == 0 else max(-1.0, min(1.0, cov / (sd_a * sd_p)))
-    z1, z2 = np.meshgrid(_NODES, _NODES, indexing="ij")
-    weights = np.outer(_WEIGHTS, _WEIGHTS)
+    z1, z2 = np.meshgrid(_NODES2, _NODES2, indexing="ij")
+    weights = np.outer(_WEIGHTS2, _WEIGHTS2)
     a_dev = sd_a * z1
     p_dev = sd_p * (rho * z1 + math.sqrt(max(0.0, 1 - rho**2)) * z2)
     out = [float((_expit(a + a_dev) * _expit(p + p_dev) * weights).sum()) for a, p in zip(access, given, strict=True)]
@@ -180,18 +182,21 @@ class Planted:
     """Standardized pass, (full, curated)."""
 
 
-def _margins(model: SimModel, agents: int, a_c: float, p_c: float) -> tuple[np.ndarray, np.ndarray]:
+def _margins(model: SimModel, agents: int, a_c: float, p_c: float, *, with_pass: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Standardized (full, curated) access and pass probabilities, integrated over the random
-    effects (pass: P(access and pass) + P(no access) · pass_without_access)."""
+    effects (pass: P(access and pass) + P(no access) · pass_without_access; zeros without `with_pass`)."""
     a, p = model.agent_offsets(agents)
     access, passed = [], []
     for c in (0, 1):
         la, lp = model.access_intercept + a + a_c * c, model.pass_intercept + p + p_c * c
         sd_a, sd_p = model.access_sd.total(bool(c)), model.pass_sd.total(bool(c))
         acc = _mean_expit(la, sd_a)
-        both = _mean_joint(la, lp, sd_a, sd_p, model.covariance(bool(c)))
         access.append(acc.mean())
-        passed.append((both + (1 - acc) * model.pass_without_access).mean())
+        if with_pass:
+            both = _mean_joint(la, lp, sd_a, sd_p, model.covariance(bool(c)))
+            passed.append((both + (1 - acc) * model.pass_without_access).mean())
+        else:
+            passed.append(0.0)
     return np.asarray(access), np.asarray(passed)
 
 
@@ -210,7 +215,7 @@ def planted(model: SimModel, agents: int, access_effect: float, pass_effect: flo
                 f"probabilities cannot move that far); choose a smaller effect"
             ) from None
 
-    a_c = solve("access", access_effect, lambda c: float(np.diff(_margins(model, agents, c, 0.0)[0])[0]))
+    a_c = solve("access", access_effect, lambda c: float(np.diff(_margins(model, agents, c, 0.0, with_pass=False)[0])[0]))
     p_c = solve("pass", pass_effect, lambda c: float(np.diff(_margins(model, agents, a_c, c)[1])[0]))
     access, passed = _margins(model, agents, a_c, p_c)
     return Planted(a_c, p_c, (float(access[0]), float(access[1])), (float(passed[0]), float(passed[1])))

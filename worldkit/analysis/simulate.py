@@ -283,7 +283,8 @@ class Metric(Model):
     truth: float
     """The planted standardized difference (curated − full), a proportion."""
     estimated: int
-    """Ledgers with a point estimate (the rest: perfect separation or too few clusters)."""
+    """Ledgers with a finite point estimate (the rest: perfect separation, a diverged fit, too few
+    clusters)."""
     with_interval: int
     """Ledgers with an interval."""
     bias: float | None
@@ -340,8 +341,9 @@ class SimReport(Model):
 
 
 def _metric(truth: float, estimates: Sequence[float | None], intervals: Sequence[tuple[float, float] | None]) -> Metric:
-    est = np.array([e for e in estimates if e is not None], dtype=float)
-    ivs = np.array([i for i in intervals if i is not None], dtype=float).reshape(-1, 2)
+    # a fit that diverged without a separation warning gives a non-finite point: not an estimate
+    est = np.array([e for e in estimates if e is not None and math.isfinite(e)], dtype=float)
+    ivs = np.array([i for i in intervals if i is not None and all(map(math.isfinite, i))], dtype=float).reshape(-1, 2)
     k, m = len(est), len(ivs)
 
     def share(hits: np.ndarray) -> tuple[float | None, float | None]:

@@ -104,12 +104,14 @@ def task_moments(data: Executions) -> TaskMoments:
 
 
 def _criterion_index(data: Executions) -> np.ndarray:
-    """A criterion number per row: its position within its run (runs list their criteria in one
-    order), offset by task."""
-    position = np.zeros(len(data), dtype=np.int64)
-    starts = np.r_[0, np.flatnonzero(np.diff(data.run)) + 1]
-    lengths = np.diff(np.r_[starts, len(data)])
-    position = np.arange(len(data)) - np.repeat(starts, lengths)
+    """A criterion number per row: its position among its run's rows (a run lists its task's
+    criteria in one order), offset by task."""
+    order = np.argsort(data.run, kind="stable")
+    runs = data.run[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(runs)) + 1]
+    lengths = np.diff(np.r_[starts, len(runs)])
+    position = np.empty(len(data), dtype=np.int64)
+    position[order] = np.arange(len(runs)) - np.repeat(starts, lengths)
     width = int(lengths.max()) if len(lengths) else 1
     return data.task * width + position
 

@@ -111,8 +111,8 @@ class Spread(Model):
 
 
 class SimModel(Model):
-    """The stated data-generating model (see the module docstring); defaults are assumptions near
-    the paper's fitted values (`worldkit power --ledgers` prints a pilot's own)."""
+    """The stated data-generating model (see the module docstring); the defaults are the fit to the
+    paper's ledgers, rounded (`worldkit power --ledgers PILOT --json` prints a pilot's own)."""
 
     access_intercept: float = 0.9
     """a0: logit of access on the full projection for the reference agent at mean effects."""
@@ -125,14 +125,14 @@ class SimModel(Model):
     pass_without_access: float = Field(default=0.23, ge=0, le=1)
     """Probability of a pass without access (a criterion credited for an absence)."""
     access_sd: Spread = Field(default_factory=lambda: Spread(
-        task=0.2, criterion=0.4, run=0.2, condition=1.0, criterion_condition=0.5, agent_task=0.3))
+        task=0.15, criterion=0.4, run=0.2, condition=1.6, criterion_condition=0.25, agent_task=0.15))
     """SDs of the random effects of access."""
     pass_sd: Spread = Field(default_factory=lambda: Spread(
-        task=0.2, criterion=0.3, run=0.3, condition=0.6, criterion_condition=0.4, agent_task=0.3))
+        task=0.2, criterion=0.25, run=0.3, condition=0.45, criterion_condition=0.35, agent_task=0.2))
     """SDs of the random effects of pass given access."""
-    task_correlation: float = Field(default=0.0, ge=-1, le=1)
+    task_correlation: float = Field(default=0.9, ge=-1, le=1)
     """Correlation of a task's access and pass random intercepts."""
-    condition_correlation: float = Field(default=0.9, ge=-1, le=1)
+    condition_correlation: float = Field(default=0.95, ge=-1, le=1)
     """Correlation of a task's access and pass condition effects: in the paper's ledgers the
     tasks whose access rose most gained most in pass given access too."""
 

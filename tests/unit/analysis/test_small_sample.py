@@ -10,14 +10,15 @@ from scipy import stats
 
 from worldkit.analysis.analyze import analyze_executions
 from worldkit.analysis.gee import outcome_data
-from worldkit.analysis.simulate import SimDesign, SimModel, draw, planted
+from worldkit.analysis.simulate import SimDesign, SimModel, Spread, draw, planted
 from worldkit.analysis.small_sample import robust_interval, small_sample_estimates
 
 DESIGN = SimDesign(criteria=[5, 4, 6, 5, 4, 6], agents=3, repeats=2, packets=2)
 
 
 def _ledger(seed: int) -> object:
-    model = SimModel()
+    spread = Spread(task=0.3, criterion=0.4, run=0.2, condition=0.5, criterion_condition=0.3)
+    model = SimModel(access_sd=spread, pass_sd=spread)  # moderate: no agent is at its ceiling
     return draw(DESIGN, model, planted(model, DESIGN.agents, 0.15, 0.08), np.random.default_rng(seed))
 
 

@@ -21,8 +21,10 @@ def test_simulate_ledgers_prints_the_calibration_table(capsys: pytest.CaptureFix
     assert code == 0
     assert out.startswith("3 tasks (31 criteria) × 3 agents × 1 full + 1 per packet × 2 packets = 27 runs; 2 ledgers")
     assert "Planted-effect calibration" in out
-    rows = {line.split()[0]: line.split() for line in out.splitlines() if line.strip().startswith(("pass ", "access "))}
-    assert rows["pass"][1] == "+0.0" and rows["access"][1] == "+10.0"
+    rows = {tuple(line.split()[:2]): line.split() for line in out.splitlines()
+            if line.strip().startswith(("pass ", "access "))}
+    assert set(rows) == {("pass", "paper"), ("pass", "mancl"), ("access", "paper"), ("access", "mancl")}
+    assert rows[("pass", "paper")][2] == "+0.0" and rows[("access", "mancl")][2] == "+10.0"
 
 
 def test_simulate_ledgers_json_is_one_object(capsys: pytest.CaptureFixture[str]) -> None:
@@ -30,7 +32,18 @@ def test_simulate_ledgers_json_is_one_object(capsys: pytest.CaptureFixture[str])
                        "--access-effect", "10", "--sims", "2", "--replicates", "10", "--json")  # fmt: skip
     assert code == 0
     report = json.loads(out)
-    assert report["sims"] == 2 and report["passed"]["truth"] == pytest.approx(0.05)
+    assert report["sims"] == 2 and report["passed"]["paper"]["truth"] == pytest.approx(0.05)
+    assert report["intervals"] == ["paper", "mancl"]
+
+
+def test_power_with_the_small_sample_interval(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = cli(capsys, "power", "--design", "paper", "--tasks", "3", "--effect", "10", "--access-effect", "20",
+                       "--repeats", "1,2", "--sims", "3", "--interval", "mancl", "--json")  # fmt: skip
+    assert code == 0
+    report = json.loads(out)
+    assert report["interval"] == "mancl"
+    assert [row["repeats"] for row in report["rows"]] == [1, 2]
+    assert report["rows"][0]["passed"]["with_interval"] == 3
 
 
 @pytest.mark.parametrize(
@@ -42,6 +55,8 @@ def test_simulate_ledgers_json_is_one_object(capsys: pytest.CaptureFixture[str])
         (["power", "--design", "nowhere.yaml", "--effect", "5"], "no such file"),
         (["simulate", "ledgers", "--effect", "0", "--access-effect", "0", "--tasks", "1"], "--tasks must be at least 2"),
         (["simulate", "ledgers", "--effect", "0", "--access-effect", "99.9", "--sims", "2"], "cannot be planted"),
+        (["simulate", "ledgers", "--effect", "0", "--access-effect", "0", "--interval", "wild"], "choose among paper, mancl"),
+        (["power", "--design", "paper", "--effect", "5", "--interval", "paper,mancl"], "power takes one method"),
     ],
 )
 def test_bad_input_is_a_usage_error(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
@@ -49,3 +64,14 @@ def test_bad_input_is_a_usage_error(capsys: pytest.CaptureFixture[str], argv: li
     assert code == 2
     assert message in err
     assert "Traceback" not in err
+
+
+def test_report_shows_the_small_sample_interval_only_when_asked(capsys: pytest.CaptureFixture[str], shared_data) -> None:  # noqa: ANN001
+    ledgers = str(shared_data / "workworld")
+    code, out, _ = cli(capsys, "report", "--ledgers", ledgers, "--replicates", "0", "--json")
+    assert code == 0 and json.loads(out)["small_sample"] == []
+    code, out, _ = cli(capsys, "report", "--ledgers", ledgers, "--replicates", "0", "--interval", "mancl", "--json")
+    assert code == 0
+    found = {e["outcome"]: e for e in json.loads(out)["small_sample"]}
+    assert found["pass"]["df"] == 7 and found["pass"]["lower"] < 0 < found["pass"]["difference"] < found["pass"]["upper"]
+    assert found["access"]["lower"] > 0

@@ -49,14 +49,26 @@ def _share(value: float | None, se: float | None) -> str:
 
 def _metric_rows(report: Any) -> list[list[str]]:
     rows = []
-    for name, m in (("pass", report.passed), ("access", report.access)):
-        rows.append([
-            name, f"{m.truth * 100:+.1f}", f"{m.estimated}/{report.sims}", _pp(m.bias, m.bias_se),
+    for name, by_method in (("pass", report.passed), ("access", report.access)):
+        for method, m in by_method.items():
+            rows.append([
+            name, method, f"{m.truth * 100:+.1f}", f"{m.estimated}/{report.sims}", _pp(m.bias, m.bias_se),
             "–" if m.rmse is None else f"{m.rmse * 100:.1f} ± {(m.rmse_se or 0) * 100:.1f}",
             _share(m.coverage, m.coverage_se), _share(m.rejection, m.rejection_se),
             "–" if m.mean_width is None else f"{m.mean_width * 100:.1f} ± {(m.width_se or 0) * 100:.1f}",
-        ])  # fmt: skip
+            ])  # fmt: skip
     return rows
+
+
+_INTERVAL_HELP = ("`paper`: the study's percentile task-cluster GEE bootstrap (reproduces the paper); `mancl`: "
+                  "GEE with the bias-reduced (Mancl–DeRouen) sandwich and t with tasks − 1 df, calibrated for few "
+                  "tasks.")
+
+
+def _intervals(text: str) -> list[str]:
+    from worldkit.analysis.simulate import check_intervals
+
+    return check_intervals([part.strip() for part in text.split(",") if part.strip()])
 
 
 def _ticker(title: str, total: int, enabled: bool) -> Any:
@@ -86,19 +98,22 @@ def ledgers(
     sims: int = typer.Option(200, "--sims", metavar="K", min=2, help="Simulated ledgers."),
     replicates: int = typer.Option(100, "--replicates", metavar="B", min=1, help="Bootstrap replicates per ledger (the paper: 2,000)."),
     model: Path | None = typer.Option(None, "--model", metavar="FILE", help="The model's parameters (YAML/JSON, SimModel fields); default: stated assumptions."),
+    interval: str = typer.Option("paper,mancl", "--interval", metavar="METHODS", help="Interval methods to evaluate, comma-separated. " + _INTERVAL_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Draw K synthetic ledgers with a planted condition effect on access and on pass (task,
     criterion and run random effects, agent effects) and analyse each with worldkit's own
-    analysis: bias, RMSE, 95% interval coverage and rejection rate, with Monte Carlo errors."""
+    analysis: bias, RMSE, 95% interval coverage and rejection rate per interval method, with Monte
+    Carlo errors."""
     from worldkit._cli.output import echo_json, render_table
     from worldkit.analysis.power import stated_design
     from worldkit.analysis.simulate import simulate
 
+    methods = _intervals(interval)
     shaped = stated_design(design, tasks=tasks, repeats=repeats)
     with _ticker("simulate", sims, not as_json) as step:
         report = simulate(shaped, _model(model), pass_effect=effect / 100, access_effect=access_effect / 100,
-                          sims=sims, replicates=replicates, seed=seed, progress=step)  # fmt: skip
+                          sims=sims, replicates=replicates, seed=seed, intervals=methods, progress=step)  # fmt: skip
     if as_json:
         echo_json(report.model_dump(mode="json"))
         return
@@ -108,7 +123,7 @@ def ledgers(
         f"{replicates} bootstrap replicates each, seed {seed}"
     )
     typer.echo(render_table(
-        ["outcome", "planted (pp)", "estimated", "bias (pp)", "RMSE (pp)", "95% coverage", "rejection", "width (pp)"],
+        ["outcome", "interval", "planted (pp)", "estimated", "bias (pp)", "RMSE (pp)", "95% coverage", "rejection", "width (pp)"],
         _metric_rows(report), title="Planted-effect calibration (± Monte Carlo SE)",
         right={"planted (pp)", "estimated", "bias (pp)", "RMSE (pp)", "95% coverage", "rejection", "width (pp)"},
     ))  # fmt: skip
@@ -129,6 +144,7 @@ def register(app: typer.Typer) -> None:
         replicates: int = typer.Option(100, "--replicates", metavar="B", min=1, help="Bootstrap replicates per campaign."),
         seed: int = typer.Option(1, "--seed", help="Seed (the same ledgers' random numbers at every repeats count)."),
         model: Path | None = typer.Option(None, "--model", metavar="FILE", help="With --design: the model's parameters (YAML/JSON)."),
+        interval: str = typer.Option("paper", "--interval", metavar="METHOD", help=_INTERVAL_HELP),
         as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     ) -> None:
         """For each number of repeats, the probability that the 95% interval of the pass (and
@@ -137,6 +153,10 @@ def register(app: typer.Typer) -> None:
         from worldkit._cli.output import echo_json, render_table
         from worldkit.analysis.power import fit_pilot, power, stated_design
 
+        methods = _intervals(interval)
+        if len(methods) != 1:
+            raise UsageError(f"--interval {interval}: power takes one method, `paper` or `mancl`")
+        method = methods[0]
         try:
             counts = [int(part) for part in repeats.split(",") if part.strip()]
         except ValueError:
@@ -164,13 +184,14 @@ def register(app: typer.Typer) -> None:
             shaped = shaped.model_copy(update={"criteria": [shaped.criteria[i % len(shaped.criteria)] for i in range(tasks)]})
         with _ticker("power", sims * len(counts), not as_json) as step:
             report = power(shaped, fitted, counts, pass_effect=pass_pp, access_effect=access_pp, sims=sims,
-                           replicates=replicates, seed=seed, source=source, progress=step)  # fmt: skip
+                           replicates=replicates, seed=seed, source=source, interval=method,
+                           progress=step)  # fmt: skip
         if as_json:
             echo_json(report.model_dump(mode="json"))
             return
         typer.echo(f"{source}; {len(shaped.criteria)} tasks ({sum(shaped.criteria)} criteria) × {shaped.agents} agents; "
                    f"planted pass {pass_pp * 100:+.1f} pp, access {access_pp * 100:+.1f} pp; {sims} campaigns per row, "
-                   f"{replicates} bootstrap replicates each, seed {seed}")  # fmt: skip
+                   f"{replicates} bootstrap replicates each, seed {seed}; interval {method}")  # fmt: skip
         rows = [[str(r.repeats), str(r.runs), _share(r.passed.rejection, r.passed.rejection_se),
                  "–" if r.passed.mean_width is None else f"{r.passed.mean_width * 100:.1f} ± {(r.passed.width_se or 0) * 100:.1f}",
                  _share(r.access.rejection, r.access.rejection_se),
@@ -178,7 +199,7 @@ def register(app: typer.Typer) -> None:
                 for r in report.rows]  # fmt: skip
         typer.echo(render_table(
             ["repeats", "runs", "pass: P(excludes 0)", "pass: width (pp)", "access: P(excludes 0)", "access: width (pp)"],
-            rows, title="Power of the 95% task-cluster interval (± Monte Carlo SE)",
+            rows, title=f"Power of the 95% task-cluster interval, {method} (± Monte Carlo SE)",
             right={"repeats", "runs", "pass: P(excludes 0)", "pass: width (pp)", "access: P(excludes 0)", "access: width (pp)"},
         ))  # fmt: skip
 

@@ -32,6 +32,7 @@ from worldkit._model import Model
 from worldkit.analysis import DEFAULT_REPLICATES, DEFAULT_SEED, Analysis, analyze
 from worldkit.analysis.ledgers import find_ledgers, read_ledgers, read_task_labels
 from worldkit.analysis.overlay_packets import overlay_packets
+from worldkit.analysis.small_sample import INTERVALS, SmallSampleEstimate, small_sample_estimates
 from worldkit.analysis.packets import (
     PacketSummary,
     read_matched_packets,
@@ -208,6 +209,9 @@ class Report(Model):
     """What the report could not include, and why."""
     provenance: list[Provenance] = []
     """What each source was computed from."""
+    small_sample: list[SmallSampleEstimate] = []
+    """With `--interval mancl`: each source's pass and access difference with the
+    small-sample-corrected interval (`worldkit.analysis.small_sample`); empty otherwise."""
 
 
 def _grouped(rows: list[ResultRow], key: Callable[[ResultRow], str]) -> dict[str, Summary]:
@@ -253,13 +257,14 @@ def build_report(rows: Iterable[ResultRow], task_labels: dict[str, str] | None =
 def load_report(runs: Sequence[Path] = (), ledgers: Path | None = None, *,
                 stores: Sequence[str] = (), run_ids: Sequence[str] | None = None,
                 analysis: bool = True, replicates: int = DEFAULT_REPLICATES,
-                seed: int = DEFAULT_SEED, workers: int | None = None) -> Report:
+                seed: int = DEFAULT_SEED, workers: int | None = None, interval: str = "paper") -> Report:
     """Read execution records under `runs` and in `stores` (only `run_ids`' when given) and/or a
     ledger release, and build the report.
 
     With `analysis`, each source also gets the paper's estimates (`replicates` task-cluster
     bootstrap replicates from `seed`, over `workers` processes; 0 replicates: no intervals),
-    its curated packets' characteristics and its provenance.
+    its curated packets' characteristics and its provenance; with `interval="mancl"`, also the
+    small-sample-corrected interval of each GEE difference.
     """
     from worldkit.report.campaigns import campaign_notes
     from worldkit.report.records import gather_records
@@ -268,6 +273,8 @@ def load_report(runs: Sequence[Path] = (), ledgers: Path | None = None, *,
         raise UsageError("nothing to report: give one or more RUNS (folders or stores) or --ledgers DIR")
     if replicates < 0:
         raise UsageError(f"--replicates must be 0 or more (got {replicates})")
+    if interval not in INTERVALS:
+        raise UsageError(f"--interval {interval}: choose among {', '.join(INTERVALS)}")
     records, notes = gather_records(runs, stores, run_ids) if runs or stores else ([], [])
     notes = campaign_notes(runs, records) + notes
     rows = record_rows(records)
@@ -303,6 +310,7 @@ def load_report(runs: Sequence[Path] = (), ledgers: Path | None = None, *,
     return report.model_copy(update={
         "analyses": analyze(rows, replicates=replicates, seed=seed, workers=workers),
         "packets": packets, "notes": notes, "provenance": provenance,
+        "small_sample": small_sample_estimates(rows) if interval == "mancl" else [],
     })
 
 
@@ -441,9 +449,23 @@ def analysis_specs(report: Report) -> list[TableSpec]:
     tables: list[TableSpec] = []
     for result in report.analyses:
         tables += analysis_tables(result, report.task_labels)[0]
+    if report.small_sample:
+        tables.append(_small_sample_table(report.small_sample))
     for source, summary in sorted(report.packets.items()):
         tables.append(packet_table(source, summary))
     return tables
+
+
+def _small_sample_table(estimates: list[SmallSampleEstimate]) -> TableSpec:
+    rows = []
+    for e in estimates:
+        if e.difference is None or e.lower is None or e.upper is None:
+            rows.append([e.source, e.outcome, "–", "–", "–", f"– ({e.reason})"])
+        else:
+            rows.append([e.source, e.outcome, f"{100 * e.difference:+.1f}", f"{100 * (e.se or 0):.1f}", str(e.df),
+                         f"[{100 * e.lower:.1f}, {100 * e.upper:.1f}]"])
+    return ("GEE difference with the small-sample-corrected 95% interval (mancl: bias-reduced sandwich, t with "
+            "tasks − 1 df)", ["Source", "Outcome", "Δ curated - full", "SE", "df", "95% interval"], rows)
 
 
 def analysis_reasons(report: Report) -> list[str]:

@@ -13,7 +13,9 @@ criterion whose truth declares unsafe claims and no required fact) is credited o
    that is only a state change, that change was made (`evaluate_check`); and
 2. the same final state passes at least one criterion that asks for content (`credit_absences`).
 
-Otherwise the absence fails, with a reason saying so. When no content criterion passes but some
+The second condition holds for a criterion that only asks for a file to exist
+(`deliverable_exists`) too: a file holding the request's text is not work. Otherwise the
+criterion fails, with a reason saying so. When no content criterion passes but some
 could not be decided (`unknown` without the event log, `ungraded` without a judge, a judge's
 `grader_error`), the absence is `unknown` too: it neither passes on content nobody saw nor fails
 for content that may be there, and an unknown counts in no pass rate. A rubric without any
@@ -25,7 +27,7 @@ mutation campaign all grade through it.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -94,42 +96,45 @@ UNDECIDED = frozenset({"unknown", "ungraded", "grader_error"})
 
 def credit_absences(overlay: Overlay, verdicts: Mapping[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
     """`verdicts` (criterion id → (result, detail), results as in an execution record) with the
-    absence rule applied (module docstring): each passing absence-only criterion stays `pass` only
-    when a content criterion passes; else `unknown` when some content criterion is undecided, else
-    `fail`. A criterion missing from `verdicts` counts as `ungraded`."""
+    absence rule applied (module docstring): each passing criterion that asks for no content (an
+    absence, or a bare file: `asks_content`) stays `pass` only when a content criterion passes;
+    else it is `unknown` when some content criterion is undecided, else `fail`. A criterion
+    missing from `verdicts` counts as `ungraded`."""
     content = [c.id for c in overlay.rubric if asks_content(overlay, c)]
     results = {cid: verdicts.get(cid, ("ungraded", ""))[0] for cid in content}
     passed = [cid for cid in content if results[cid] == "pass"]
     undecided = [cid for cid in content if results[cid] in UNDECIDED]
     credited = dict(verdicts)
     for criterion in overlay.rubric:
-        if criterion.id not in verdicts or verdicts[criterion.id][0] != "pass" or not absence_only(overlay, criterion):
-            continue
-        if passed:
+        if passed or criterion.id in content or verdicts.get(criterion.id, ("", ""))[0] != "pass":
             continue
         own = verdicts[criterion.id][1]
         if not content:
             credited[criterion.id] = ("fail", f"not credited: the rubric has no criterion asking for content, and an "
-                                              f"absence alone earns nothing ({own})")  # fmt: skip
+                                              f"absence or a bare file earns nothing alone ({own})")  # fmt: skip
         elif undecided:
-            credited[criterion.id] = ("unknown", f"unknown: an absence is credited only beside content, and content "
-                                                 f"criteria {', '.join(undecided)} are not decided ({own})")  # fmt: skip
+            credited[criterion.id] = ("unknown", f"unknown: an absence or a bare file is credited only beside content, "
+                                                 f"and content criteria {', '.join(undecided)} are not decided "
+                                                 f"({own})")  # fmt: skip
         else:
             credited[criterion.id] = ("fail", f"not credited: this state passes no criterion asking for content "
-                                              f"({', '.join(content)} fail), and an absence alone earns nothing "
-                                              f"({own})")  # fmt: skip
+                                              f"({', '.join(content)} fail), and an absence or a bare file earns "
+                                              f"nothing alone ({own})")  # fmt: skip
     return credited
 
 
 _RESULT = {True: "pass", False: "fail", None: "unknown"}
 
 
-def evaluate_rubric(overlay: Overlay, ctx: GradingContext) -> dict[str, CheckResult | None]:
+def evaluate_rubric(
+    overlay: Overlay, ctx: GradingContext, only: Collection[str] | None = None
+) -> dict[str, CheckResult | None]:
     """Criterion id → result of its check, with the absence rule (`credit_absences`) applied among
     the checks; None for semantic criteria (a judge decides those, so they count as undecided
     here: a caller that judges them applies `credit_absences` to every verdict instead, over
-    `check_rubric`)."""
-    checked = check_rubric(overlay, ctx)
+    `check_rubric`). `only`: the criteria wanted (plus every content criterion when one of them
+    asks for none, which its credit depends on); the others are left out."""
+    checked = check_rubric(overlay, ctx, only)
     verdicts = {cid: (_RESULT[r.passed], r.detail) for cid, r in checked.items() if r is not None}
     credited = credit_absences(overlay, verdicts)
     return {
@@ -139,9 +144,15 @@ def evaluate_rubric(overlay: Overlay, ctx: GradingContext) -> dict[str, CheckRes
     }  # fmt: skip
 
 
-def check_rubric(overlay: Overlay, ctx: GradingContext) -> dict[str, CheckResult | None]:
-    """Criterion id → result of its check alone (`evaluate_check`), before `credit_absences`."""
-    return {c.id: evaluate_check(overlay, c, ctx) for c in overlay.rubric}
+def check_rubric(
+    overlay: Overlay, ctx: GradingContext, only: Collection[str] | None = None
+) -> dict[str, CheckResult | None]:
+    """Criterion id → result of its check alone (`evaluate_check`), before `credit_absences`;
+    `only` as in `evaluate_rubric`."""
+    wanted = None if only is None else set(only)
+    if wanted is not None and any(not asks_content(overlay, c) for c in overlay.rubric if c.id in wanted):
+        wanted |= {c.id for c in overlay.rubric if asks_content(overlay, c)}
+    return {c.id: evaluate_check(overlay, c, ctx) for c in overlay.rubric if wanted is None or c.id in wanted}
 
 
 def tool_config_for(overlay: Overlay, person: str) -> ToolConfig:

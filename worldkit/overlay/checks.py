@@ -8,8 +8,6 @@ on mail or record changes answers `unknown` (`passed=None`) when they are not kn
 Text rules, stated once: files are read by `documents.read_document` (any encoding, xlsx, docx);
 `case: insensitive` compares `str.casefold()` of both sides; `case: sensitive` compares exactly.
 `contains`, `not_contains` and `regex` must state `case`; other checks default to `sensitive`.
-`contains` and a matching `regex` read the file without the sentences it copies from the request
-(`claims.discount_request`): restating the question answers nothing.
 
 Add a check type with `@register_check` on a frozen pydantic model that has a `type: Literal[…]`
 field and an `evaluate(ctx) -> CheckResult` method.
@@ -97,7 +95,7 @@ class Contains(_PathCheck):
         content, why = _read_text(ctx, self.path)
         if content is None:
             return CheckResult(False, why)
-        haystack = _fold(discount_request(content, ctx.request), self.case)  # the request's own sentences say nothing
+        haystack = _fold(content, self.case)
         texts = _as_list(self.text)
         found = [t for t in texts if _fold(t, self.case) in haystack]
         missing = [t for t in texts if t not in found]
@@ -166,8 +164,6 @@ class Regex(_PathCheck):
         if content is None:
             return CheckResult(False, why)
         flags = (re.IGNORECASE if self.case == "insensitive" else 0) | (re.MULTILINE if self.multiline else 0)
-        if self.expect == "match":  # a sentence copied from the request states nothing (an absence reads it all)
-            content = discount_request(content, ctx.request)
         found = re.search(self.pattern, content, flags | (re.DOTALL if self.dotall else 0))
         if self.expect == "match":
             if found:

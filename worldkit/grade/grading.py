@@ -36,7 +36,7 @@ from worldkit.grade.judge import (
 )
 from worldkit.overlay.changes import baseline_records
 from worldkit.overlay.context import GradingContext
-from worldkit.overlay.grading import check_rubric, credit_absences
+from worldkit.overlay.grading import asks_content, check_rubric, credit_absences
 from worldkit.overlay.models import Overlay
 from worldkit.overlay.toolconfig import ToolConfig
 from worldkit.record.execution import (
@@ -46,7 +46,7 @@ from worldkit.record.execution import (
     RunStats,
 )
 
-__all__ = ["Captured", "Grades", "build_record", "capture", "grade_captured", "judge_failure", "summary"]
+__all__ = ["Captured", "Grades", "build_record", "capture", "grade_captured", "judge_failure", "recredit", "summary"]
 
 
 @dataclass(frozen=True)
@@ -193,6 +193,19 @@ def _credit_absences(overlay: Overlay, outcomes: list[CriterionOutcome]) -> list
     return [o if credited[o.id] == verdicts[o.id]
             else o.model_copy(update={"result": credited[o.id][0], "detail": credited[o.id][1]})
             for o in outcomes]  # fmt: skip
+
+
+def recredit(captured: Captured, outcomes: list[CriterionOutcome]) -> list[CriterionOutcome]:
+    """Recorded outcomes with the absence rule applied again after some verdicts changed (a batch
+    judge's semantic verdicts): the deterministic criteria that ask for no content are checked
+    again on the captured state (their recorded result already carries the old credit), then
+    `credit_absences` runs over every verdict."""
+    overlay = captured.overlay
+    again = {c.id for c in overlay.rubric if c.check is not None and not asks_content(overlay, c)}
+    checked = check_rubric(overlay, captured.context, again) if again else {}
+    fresh = [o.model_copy(update={"result": _VERDICT[checked[o.id].passed], "detail": checked[o.id].detail})
+             if checked.get(o.id) is not None else o for o in outcomes]  # fmt: skip
+    return _credit_absences(overlay, fresh)
 
 
 def judge_failure(outcomes: list[CriterionOutcome], judge: Mapping[str, Any] | None) -> str:

@@ -91,3 +91,33 @@ def test_oracle_passes_everything_and_noop_nothing(
     body = json.loads(capsys.readouterr().out)
     assert code == 0
     assert set(body["criteria"].values()) == {expected}, body["criteria"]
+
+
+@pytest.mark.usefixtures("fixture_overlays_on_path")
+def test_a_batch_judges_content_verdict_credits_the_absences(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Graded without a judge, a memo whose only content is semantic leaves the absences unknown;
+    `judge-batch --write` decides that content, and the absences follow it as in a single run."""
+    from tests.scripted_chat import ScriptedChat, completion, tool_call
+    from worldkit.record.execution import find_records, read_record
+
+    memo = "# CC-1\n\nLee Lead approved it in the spring, as its history shows.\n"
+    script = [tool_call("c1", "write_file", {"path": "memo.md", "content": memo}), completion("Memo written.")]
+
+    def agent(body: dict, n: int) -> tuple[int, dict]:
+        return 200, script[min(sum(m["role"] == "assistant" for m in body["messages"]), len(script) - 1)]
+
+    runs = tmp_path / "runs"
+    with ScriptedChat(agent) as endpoint:
+        assert run(["run", "--overlay", str(MEMO), "--agent", "openai", "--base-url", endpoint.url, "--model", "m",
+                    "--out", str(runs), "--json"]) == 0  # fmt: skip
+    first = json.loads(capsys.readouterr().out)["criteria"]
+    assert first == {"A1": "fail", "A2": "fail", "A3": "unknown", "A4": "unknown", "A5": "unknown", "A6": "unknown",
+                     "S1": "ungraded", "S2": "ungraded"}  # fmt: skip
+    assert run(["judge-batch", str(runs), "--judge", "facts", "--write", "--json"]) == 0
+    capsys.readouterr()
+    [path] = find_records([runs])
+    after = {c.id: c.result for c in read_record(path).criteria}
+    assert after == {"A1": "fail", "A2": "fail", "A3": "pass", "A4": "pass", "A5": "pass", "A6": "pass",
+                     "S1": "pass", "S2": "pass"}  # fmt: skip

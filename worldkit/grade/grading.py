@@ -5,7 +5,8 @@ on disk and (if there is one) the event log: the logged state changes are replay
 pre-task state, and the workspace on disk must be exactly what the logged writes produce.
 `grade_captured` runs the deterministic checks, sends semantic criteria to the judge (if any),
 applies the absence rule over all their verdicts (`worldkit.overlay.grading.credit_absences`: an
-absence is credited only beside content), and labels evidence access from the log (`unknown` for every criterion when there is no log).
+absence is credited only beside content), and labels evidence access from the log (`unknown`
+for every criterion when there is no log).
 `build_record` turns that into an execution record; `summary` is the JSON `run --json` and
 `grade --json` print.
 

@@ -97,7 +97,8 @@ def check_overlay(overlay: Overlay | str | Path, *, seed: int = 0) -> CheckRepor
         report = check_materialized(model, result, root)
         if report.errors:
             return report  # the campaign grades a sound overlay's reference: its own errors come first
-        return dataclasses.replace(report, problems=[*report.problems, *campaign_problems(model, result.out, seed=seed)])
+        found = campaign_problems(model, result.out, seed=seed)
+        return dataclasses.replace(report, problems=[*report.problems, *found])
 
 
 def freeze_overlay_gated(

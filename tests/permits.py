@@ -170,7 +170,7 @@ rubric:
   - {id: C3, text: The review gives the fee of $410., route: deterministic,
      check: {type: regex, path: review.md, pattern: '\\$\\s?410\\b', case: sensitive}}
   - {id: C4, text: The review says BP-25-0090 is approved., route: deterministic,
-     check: {type: regex, path: review.md, pattern: 'BP-25-0090[^\\n]*\\bapproved\\b', case: insensitive}}
+     check: {type: regex, path: review.md, pattern: 'BP-25-0090\\s+(is|was)\\s+approved\\b', case: insensitive}}
   - {id: C5, text: The chief is mailed with BP-26-0104 in the subject., route: deterministic,
      check: {type: mail_sent, to: P-CHIEF, subject_contains: BP-26-0104}}
   - {id: C6, text: Nothing is mailed to the whole office., route: deterministic, check: {type: no_prohibited_change}}

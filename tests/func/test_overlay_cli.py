@@ -92,7 +92,7 @@ def test_new_check_freeze_pin_workflow(tmp_path: Path, capsys: pytest.CaptureFix
     assert run(["overlay", "check", str(target)]) == 1  # the scaffold's TODOs are not an overlay yet
     out = capsys.readouterr().out
     assert "error   placeholder-left               title: still holds the placeholder TODO" in out
-    assert out.endswith("t1: FAILED (5 error(s), 1 warning(s))\n")
+    assert out.endswith("t1: FAILED (7 error(s), 1 warning(s))\n")
     assert run(["overlay", "freeze", str(target), "--manifests", str(tmp_path / "manifests")]) == 1
     assert "fix them before freezing" in capsys.readouterr().err
     target.write_text(target.read_text().replace("TODO: title of", "Title of").replace("TODO", "Written"))

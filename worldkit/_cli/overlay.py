@@ -39,6 +39,11 @@ def check(
 ) -> None:
     """Report every problem of an overlay against its projection.
 
+    Once the overlay has no other error, the rubric's mutation campaign runs too (`overlay
+    mutate`): a generated right variant failing a criterion (mutation-right-fails), a criterion
+    catching fewer than 95% of the wrong variants touching it (mutation-undercaught) and a
+    do-nothing variant passing a criterion (do-nothing-passes) are errors.
+
     Exit 0: no error (warnings allowed). 1: the overlay has errors (listed). 3: it cannot be read
     (not YAML, or not an overlay at all). 2: no such overlay.
     """
@@ -65,6 +70,13 @@ def mutate(
 ) -> None:
     """Grade generated right and wrong deliverables; print, per criterion, wrong variants caught /
     touching it and right variants passed.
+
+    The do-nothing family (empty workspace, the request saved as each deliverable, a memo restating
+    the question, header-only tables, copies of the evidence) is graded on every criterion, the
+    semantic ones by the offline `facts` judge. An absence ("no prohibited change", "nothing
+    extra") is credited only when the same state passes a criterion that asks for content.
+    `overlay check`, `overlay freeze` and `verify` (rubric-mutation) run the same campaign; its
+    reports are cached under WORLDKIT_CACHE.
 
     Exit 0: every right variant passes, each criterion catches at least 95% of the wrong variants
     touching it, and the do-nothing family passes nothing. 1: not so (the failures are listed).
@@ -140,11 +152,17 @@ def freeze(
     manifests: Path = typer.Option(Path("manifests"), "--manifests", help="Manifests folder."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Check, then record the overlay and package digests in manifests/<world>/overlays/."""
-    from worldkit.grade.reference_access import check_overlay_fully
-    from worldkit.overlay import freeze_overlay
+    """Check, then record the overlay and package digests in manifests/<world>/overlays/.
 
-    result = freeze_overlay(overlay, manifests, check=check_overlay_fully)
+    The check is `overlay check`'s, mutation campaign included: a rubric where a generated right
+    variant fails, a criterion catches fewer than 95% of the wrong variants touching it, or a
+    do-nothing variant passes a criterion is not frozen (exit 1, the criteria named; see
+    `worldkit overlay mutate`). There is no flag to freeze anyway.
+    """
+    from worldkit.grade.reference_access import check_overlay_fully
+    from worldkit.mutate.gate import freeze_overlay_gated
+
+    result = freeze_overlay_gated(overlay, manifests, check=check_overlay_fully)
     if as_json:
         echo_json({"path": str(result.path), **result.lock.model_dump(mode="json")})
         return

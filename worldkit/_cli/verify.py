@@ -124,7 +124,8 @@ def freeze_command(
 
     With --overlays, the one step after a world edit: the world, each overlay's pin and each
     overlay's lock are frozen together, and every digest that changed is listed (exit 1 if an
-    overlay fails its check; its old lock is kept)."""
+    overlay fails its check, the mutation gate of `overlay check` included; its old lock is
+    kept)."""
     if overlays:
         _refreeze(world, date or None, manifests, as_json)
         return

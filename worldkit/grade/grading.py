@@ -4,7 +4,9 @@
 on disk and (if there is one) the event log: the logged state changes are replayed onto the
 pre-task state, and the workspace on disk must be exactly what the logged writes produce.
 `grade_captured` runs the deterministic checks, sends semantic criteria to the judge (if any),
-and labels evidence access from the log (`unknown` for every criterion when there is no log).
+applies the absence rule over all their verdicts (`worldkit.overlay.grading.credit_absences`: an
+absence is credited only beside content), and labels evidence access from the log (`unknown`
+for every criterion when there is no log).
 `build_record` turns that into an execution record; `summary` is the JSON `run --json` and
 `grade --json` print.
 
@@ -35,7 +37,7 @@ from worldkit.grade.judge import (
 )
 from worldkit.overlay.changes import baseline_records
 from worldkit.overlay.context import GradingContext
-from worldkit.overlay.grading import evaluate_rubric
+from worldkit.overlay.grading import asks_content, check_rubric, credit_absences
 from worldkit.overlay.models import Overlay
 from worldkit.overlay.toolconfig import ToolConfig
 from worldkit.record.execution import (
@@ -45,7 +47,17 @@ from worldkit.record.execution import (
     RunStats,
 )
 
-__all__ = ["Captured", "Grades", "build_record", "capture", "grade_captured", "judge_failure", "record_inputs", "summary"]
+__all__ = [
+    "Captured",
+    "Grades",
+    "build_record",
+    "capture",
+    "grade_captured",
+    "judge_failure",
+    "recredit",
+    "record_inputs",
+    "summary",
+]
 
 
 @dataclass(frozen=True)
@@ -142,7 +154,7 @@ def grade_captured(
     `keep_semantic`: verdicts to keep for semantic criteria when no judge is given (regrade keeps
     the recorded ones rather than turning them `ungraded`)."""
     overlay = captured.overlay
-    checked = evaluate_rubric(overlay, captured.context)
+    checked = check_rubric(overlay, captured.context)  # the absence rule is applied below, over every verdict
     if captured.events is not None:
         access = evidence_access(overlay, None, captured.events, candidate=captured.candidate, config=captured.config)
         stats = RunStats(
@@ -180,8 +192,31 @@ def grade_captured(
         why = "no judge" if criterion.route == "semantic" else "no check"
         outcomes.append(CriterionOutcome(id=criterion.id, route=criterion.route, access=label, result="ungraded",
                                          detail=why, **listed))  # fmt: skip
+    outcomes = _credit_absences(overlay, outcomes)
     return Grades(outcomes=outcomes, stats=stats, judge=judge.describe() if judge is not None else None,
                   access=access, verdicts=verdicts, calibration=getattr(judge, "calibration", None))  # fmt: skip
+
+
+def _credit_absences(overlay: Overlay, outcomes: list[CriterionOutcome]) -> list[CriterionOutcome]:
+    """The outcomes with `worldkit.overlay.grading.credit_absences` applied (checks' and judges' verdicts alike)."""
+    verdicts = {o.id: (o.result, o.detail) for o in outcomes}
+    credited = credit_absences(overlay, verdicts)
+    return [o if credited[o.id] == verdicts[o.id]
+            else o.model_copy(update={"result": credited[o.id][0], "detail": credited[o.id][1]})
+            for o in outcomes]  # fmt: skip
+
+
+def recredit(captured: Captured, outcomes: list[CriterionOutcome]) -> list[CriterionOutcome]:
+    """Recorded outcomes with the absence rule applied again after some verdicts changed (a batch
+    judge's semantic verdicts): the deterministic criteria that ask for no content are checked
+    again on the captured state (their recorded result already carries the old credit), then
+    `credit_absences` runs over every verdict."""
+    overlay = captured.overlay
+    again = {c.id for c in overlay.rubric if c.check is not None and not asks_content(overlay, c)}
+    checked = check_rubric(overlay, captured.context, again) if again else {}
+    fresh = [o.model_copy(update={"result": _VERDICT[checked[o.id].passed], "detail": checked[o.id].detail})
+             if checked.get(o.id) is not None else o for o in outcomes]  # fmt: skip
+    return _credit_absences(overlay, fresh)
 
 
 def judge_failure(outcomes: list[CriterionOutcome], judge: Mapping[str, Any] | None) -> str:

@@ -9,7 +9,8 @@ an error naming the criterion, the evidence locator no action returned, and the 
 would return it.
 
 `overlay check`, `overlay freeze`, `world new` and `verify` run this beside the overlay's own
-checks (`worldkit.overlay.problems`), which sit below grading and cannot call it.
+checks (`worldkit.overlay.problems`), which sit below grading and cannot call it; `overlay check`
+and `overlay freeze` then run the rubric's mutation campaign on the same projection.
 """
 
 from __future__ import annotations
@@ -104,8 +105,10 @@ def _chat_message(log: Path, anchor: str | None) -> str | None:
 
 
 def check_overlay_fully(overlay: Overlay | str | Path) -> CheckReport:
-    """`overlay check`: the overlay's own checks and the reference-access check, on one fresh projection."""
+    """`overlay check`: the overlay's own checks, the reference-access check and, once neither
+    finds an error, the rubric's mutation campaign (`worldkit.mutate.gate`), on one fresh projection."""
     from worldkit.materialize import materialize
+    from worldkit.mutate.gate import campaign_problems
 
     model = overlay if isinstance(overlay, Overlay) else load_overlay(overlay)
     with tempfile.TemporaryDirectory(prefix="worldkit-overlay-check-") as scratch:
@@ -115,4 +118,6 @@ def check_overlay_fully(overlay: Overlay | str | Path) -> CheckReport:
         if result.fingerprint != model.pinned_fingerprint:
             return report  # a stale pin is reported; labels on another projection would mislead
         extra = reference_access_problems(model, result.out)
+        if not report.errors and not any(p.severity == "error" for p in extra):
+            extra += campaign_problems(model, result.out)  # the campaign varies a sound reference
     return dataclasses.replace(report, problems=[*report.problems, *extra])

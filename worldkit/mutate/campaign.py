@@ -254,8 +254,9 @@ def run_campaign(
         if variant.kind == "nothing":  # every graded criterion, semantic ones by the `facts` judge
             verdicts = grade_state(overlay, ctx)
         else:
+            only = variant.touches if variant.kind == "wrong" else None  # a wrong variant is tallied on what it touches
             verdicts = {cid: ("pass" if r.passed else "fail", r.detail)
-                        for cid, r in evaluate_rubric(overlay, ctx).items() if r is not None}  # fmt: skip
+                        for cid, r in evaluate_rubric(overlay, ctx, only).items() if r is not None}  # fmt: skip
         shutil.rmtree(workspace, ignore_errors=True)
         label = f"{variant.id} ({variant.detail})"
         if variant.kind == "right":

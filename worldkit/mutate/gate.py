@@ -1,16 +1,21 @@
 """The campaign as a gate: problems for `overlay check`, a refusal for `overlay freeze`.
 
-`check_overlay` here is `worldkit.overlay.check_overlay` plus the campaign on the same fresh
-projection (once the overlay has no other error: the campaign varies a sound reference); `freeze_overlay` runs the campaign first and refuses (exit 1, every failing criterion
-named) a rubric where a right variant fails, fewer than 95% of the wrong variants touching a
-criterion are caught, or a do-nothing variant passes a criterion. There is no flag to freeze
-anyway: fix the rubric's checks (or the reference) instead.
+`campaign_problems` runs the campaign on a projection at hand and words its failures as errors
+(`mutation-right-fails`, `mutation-undercaught`, `do-nothing-passes`); `overlay check`
+(`worldkit.grade.reference_access.check_overlay_fully`) and `verify`'s `rubric-mutation` add
+them once the overlay has no other error (the campaign varies a sound reference). `check_overlay`
+here is `worldkit.overlay.check_overlay` plus the campaign on the same fresh projection.
+`freeze_overlay_gated` (`overlay freeze`, `freeze --world W --overlays`) refuses (exit 1, every
+failing criterion named) a rubric where a right variant fails, fewer than 95% of the wrong
+variants touching a criterion are caught, or a do-nothing variant passes a criterion. There is
+no flag to freeze anyway: fix the rubric's checks (or the reference) instead.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from worldkit.mutate.campaign import THRESHOLD, MutationReport, Progress, run_campaign
@@ -72,6 +77,15 @@ def mutate_overlay(overlay: Overlay | str | Path, *, seed: int = 0, progress: Pr
         return run_campaign(model, result.out, root / "states", seed=seed, progress=progress)
 
 
+def campaign_problems(model: Overlay, projection: Path, *, seed: int = 0) -> list[Problem]:
+    """The campaign's problems for an overlay whose projection is at hand (none for an overlay
+    without reference actions: `reference-missing` says so). Reports are cached (`cache`), so a
+    later `verify` on the same overlay and projection does not grade again."""
+    if not model.reference.actions:
+        return []
+    return problems(campaign(model, projection, seed=seed))
+
+
 def check_overlay(overlay: Overlay | str | Path, *, seed: int = 0) -> CheckReport:
     """`worldkit.overlay.check_overlay` with the campaign's problems added (one materialization)."""
     from worldkit.materialize import materialize
@@ -81,17 +95,23 @@ def check_overlay(overlay: Overlay | str | Path, *, seed: int = 0) -> CheckRepor
         root = Path(scratch)
         result = materialize(overlay_world(model), model.rev, model.date, model.seat, root / "projection")
         report = check_materialized(model, result, root)
-        if report.errors or not model.reference.actions:
+        if report.errors:
             return report  # the campaign grades a sound overlay's reference: its own errors come first
-        found = run_campaign(model, result.out, root / "mutate", seed=seed)
-        return dataclasses.replace(report, problems=[*report.problems, *problems(found)])
+        found = campaign_problems(model, result.out, seed=seed)
+        return dataclasses.replace(report, problems=[*report.problems, *found])
 
 
-def freeze_overlay_gated(overlay: Overlay | str | Path, manifests: str | Path = "manifests") -> FreezeResult:
-    """Check the overlay (its errors refuse first, as `freeze_overlay` words them), run the campaign and
-    refuse a rubric it fails (module docstring); otherwise freeze."""
+def freeze_overlay_gated(
+    overlay: Overlay | str | Path,
+    manifests: str | Path = "manifests",
+    *,
+    check: Callable[[Overlay], CheckReport] = check_overlay,
+) -> FreezeResult:
+    """Check the overlay with `check` (one that runs the campaign: `check_overlay` here, or the CLI's
+    `check_overlay_fully`); its other errors refuse first, as `freeze_overlay` words them, then a
+    campaign the rubric fails (module docstring); otherwise freeze (without checking again)."""
     model = overlay if isinstance(overlay, Overlay) else load_overlay(overlay)
-    report = check_overlay(model)
+    report = check(model)
     errors = [p for p in report.errors if p.code not in MUTATION_CODES]
     if errors:
         lines = "\n".join("  " + p.line() for p in errors)
@@ -103,4 +123,4 @@ def freeze_overlay_gated(overlay: Overlay | str | Path, manifests: str | Path = 
             f"overlay {model.id}: the mutation campaign fails, so its rubric is not frozen:\n{lines}\n"
             f"See `worldkit overlay mutate {model.source or model.id}` for the table; fix the named criteria's checks."
         )
-    return freeze_overlay(model, manifests)
+    return freeze_overlay(model, manifests, check=lambda _model: report)

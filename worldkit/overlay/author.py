@@ -70,10 +70,17 @@ rubric:
     text: The answer file exists and is not empty.
     route: deterministic
     check: {{type: deliverable_exists, path: answer.md}}
+  # A file's existence (like an absence) is credited only beside a criterion asking for content.
+  - id: C2
+    text: "TODO: what the answer must state."
+    route: deterministic
+    check: {{type: contains, path: answer.md, text: "TODO: the reference answer", case: insensitive}}
 
 # Criterion id -> sufficient evidence sets (all members of at least one set).
 evidence:
   C1:
+    - - {{surface: {ev_surface}, locator: {ev_locator}}}
+  C2:
     - - {{surface: {ev_surface}, locator: {ev_locator}}}
 
 # Curated packets: name -> projection paths (selection only).

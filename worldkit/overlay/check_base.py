@@ -62,9 +62,26 @@ class BaseCheck(Model):
     """The check type (the registry key)."""
 
     credits_absence: ClassVar[bool] = False
-    """True for checks that pass because something did not happen (nothing prohibited, nothing
-    sent, a text absent). The grader credits them only when the deliverable exists
-    (`grading.evaluate_rubric`), so doing nothing passes nothing."""
+    """True for check types that pass because something did not happen (nothing prohibited,
+    nothing sent, a text absent). The grader credits them only when the deliverable exists and
+    the same final state passes a criterion that asks for content (`grading.credit_absences`),
+    so doing nothing passes nothing."""
+
+    asks_content: ClassVar[bool] = True
+    """False for check types that pass on a mere file (`deliverable_exists`): they neither assert
+    an absence nor show that content was given, so they cannot credit an absence."""
+
+    def asserts_only_absence(self) -> bool:
+        """Whether every assertion this check makes is that something is absent — decided from the
+        check type and which of its fields are filled, never from ids or wording: a type that
+        `credits_absence`, or one that lists both what must be present and what must not
+        (`claims`/`forbid`, `rows`/`absent`) and lists only the latter."""
+        if self.credits_absence:
+            return True
+        for present, absent in _PRESENT_AND_ABSENT:
+            if present in type(self).model_fields and absent in type(self).model_fields:
+                return not getattr(self, present) and bool(getattr(self, absent))
+        return False
 
     def evaluate(self, ctx: GradingContext) -> CheckResult:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -73,6 +90,10 @@ class BaseCheck(Model):
         """Workspace paths the check reads (so `overlay check` can prove they are writable)."""
         return []
 
+
+_PRESENT_AND_ABSENT = (("claims", "forbid"), ("rows", "absent"))
+"""Field pairs by which a check type lists what must be present and what must not (`claims`,
+`csv_rows`)."""
 
 CHECKS: dict[str, type[BaseCheck]] = {}
 """Check `type` → class."""

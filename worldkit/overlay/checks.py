@@ -62,6 +62,7 @@ class DeliverableExists(_PathCheck):
 
     type: Literal["deliverable_exists"] = "deliverable_exists"
     """`deliverable_exists`."""
+    asks_content: ClassVar[bool] = False
     non_empty: bool = True
     """Also require at least one non-whitespace character."""
 
@@ -154,6 +155,9 @@ class Regex(_PathCheck):
         except re.error as error:
             raise ValueError(f"not a valid regular expression: {error}") from None
         return value
+
+    def asserts_only_absence(self) -> bool:
+        return self.expect == "no_match"
 
     def evaluate(self, ctx: GradingContext) -> CheckResult:
         content, why = _read_text(ctx, self.path)

@@ -5,9 +5,10 @@ its files replaced, edited or deleted, written in the declared form (BOM, line e
 reference actions dropped and further actions added — all replayed the way the servers would.
 A wrong variant may attempt what the servers refuse (the attempt is
 logged as denied, as in a run). It is then graded exactly as a run is: every deterministic check
-(`grading.evaluate_rubric`, with its nothing-done rule) and every semantic criterion that has truth facts by the offline
-`facts` judge. Two implicit variants are always graded too: the reference itself (correct) and
-nothing done (wrong on every criterion).
+(`grading.check_rubric`) and every semantic criterion that has truth facts by the offline
+`facts` judge, then the absence rule over all those verdicts (`grading.credit_absences`). Two
+implicit variants are always graded too: the reference itself (correct) and nothing done (wrong
+on every criterion).
 
 A **misgrade** is a correct variant failing a criterion, or a wrong variant passing a criterion
 in its `fails` (or failing one in its `passes`). Coverage rules: at least two correct variants,
@@ -23,7 +24,7 @@ from typing import Literal
 
 from worldkit.overlay.context import CheckResult, GradingContext
 from worldkit.overlay.facts import grade_facts
-from worldkit.overlay.grading import evaluate_rubric, replay_actions, seed_workspace
+from worldkit.overlay.grading import check_rubric, credit_absences, replay_actions, seed_workspace
 from worldkit.overlay.models import Counterfactual, OracleAction, Overlay
 
 Verdict = Literal["pass", "fail", "ungraded"]
@@ -155,16 +156,23 @@ def variant_state(overlay: Overlay, projection: Path, workspace: Path, variant: 
 
 def grade_state(overlay: Overlay, ctx: GradingContext) -> dict[str, tuple[Verdict, str]]:
     """Criterion id → (verdict, detail): checks for deterministic criteria, `facts` for semantic."""
-    checked = evaluate_rubric(overlay, ctx)
-    verdicts: dict[str, tuple[Verdict, str]] = {}
+    checked = check_rubric(overlay, ctx)
+    verdicts: dict[str, tuple[str, str]] = {}
     for criterion in overlay.rubric:
         result: CheckResult | None = checked.get(criterion.id)
         if result is not None:
-            verdicts[criterion.id] = ("pass" if result.passed else "fail", result.detail)
+            verdicts[criterion.id] = (_RESULT[result.passed], result.detail)
             continue
         judged = grade_facts(overlay, criterion, ctx)
         verdicts[criterion.id] = ("ungraded", NO_FACTS) if judged is None else (judged.result, judged.detail)
-    return verdicts
+    # the absence rule over checks and `facts` verdicts alike; an `unknown` (an absence beside
+    # undecided content) is not decided here either
+    return {cid: (_VERDICT.get(verdict, "ungraded"), detail)
+            for cid, (verdict, detail) in credit_absences(overlay, verdicts).items()}  # fmt: skip
+
+
+_RESULT = {True: "pass", False: "fail", None: "unknown"}
+_VERDICT: dict[str, Verdict] = {"pass": "pass", "fail": "fail"}
 
 
 def _expected(overlay: Overlay, variant: Counterfactual) -> dict[str, Verdict]:

@@ -5,16 +5,29 @@ the way the servers would (refusing what the tool configuration does not permit)
 the pre-task state; `overlay check` uses it to prove the reference solution passes and that an
 untouched workspace fails every criterion.
 
-Nothing done passes nothing: a check that passes because something did not happen
-(`credits_absence`: no prohibited change, no mail sent, a text absent) is credited only when the
-deliverable exists — its file is in the workspace and not blank, or, for a deliverable that is
-only a state change, that change was made.
+Doing nothing earns nothing. A criterion that only asserts an absence (`absence_only`: no
+prohibited change, no mail sent, a text or row absent, forbidden claims only, a semantic
+criterion whose truth declares unsafe claims and no required fact) is credited only when
+
+1. the deliverable exists — its file is in the workspace and not blank, or, for a deliverable
+   that is only a state change, that change was made (`evaluate_check`); and
+2. the same final state passes at least one criterion that asks for content (`credit_absences`).
+
+The second condition holds for a criterion that only asks for a file to exist
+(`deliverable_exists`) too: a file holding the request's text is not work. Otherwise the
+criterion fails, with a reason saying so. When no content criterion passes but some
+could not be decided (`unknown` without the event log, `ungraded` without a judge, a judge's
+`grader_error`), the absence is `unknown` too: it neither passes on content nobody saw nor fails
+for content that may be there, and an unknown counts in no pass rate. A rubric without any
+content criterion can never credit its absences. `credit_absences` is the one place the rule
+lives; `worldkit grade`, `run`, `regrade`, `judge-batch`, `overlay check`, `verify` and the
+mutation campaign all grade through it.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -45,11 +58,12 @@ def deliverable_missing(overlay: Overlay, ctx: GradingContext) -> str | None:
 
 
 def evaluate_check(overlay: Overlay, criterion: Criterion, ctx: GradingContext) -> CheckResult | None:
-    """The result of one criterion's check (None for a semantic criterion), with the rule that
-    an absence is credited only when the deliverable exists."""
+    """The result of one criterion's check (None for a semantic criterion), with the first half
+    of the absence rule: an absence is credited only when the deliverable exists. The second half
+    needs the whole rubric's verdicts (`credit_absences`); grade through `evaluate_rubric`."""
     if criterion.check is None:
         return None
-    if criterion.check.credits_absence:
+    if criterion.check.asserts_only_absence():
         if overlay.deliverable.path is None and not ctx.state_known:
             return CheckResult(None, "unknown: the deliverable is a change, which needs the run's event log")
         missing = deliverable_missing(overlay, ctx)
@@ -58,9 +72,87 @@ def evaluate_check(overlay: Overlay, criterion: Criterion, ctx: GradingContext) 
     return criterion.check.evaluate(ctx)
 
 
-def evaluate_rubric(overlay: Overlay, ctx: GradingContext) -> dict[str, CheckResult | None]:
-    """Criterion id → result of its check; None for semantic criteria (a judge decides those)."""
-    return {c.id: evaluate_check(overlay, c, ctx) for c in overlay.rubric}
+def absence_only(overlay: Overlay, criterion: Criterion) -> bool:
+    """Whether the criterion only asserts that something is absent, decided structurally: its
+    check's type and filled fields (`BaseCheck.asserts_only_absence`), or, for a semantic
+    criterion, truth facts that declare unsafe claims and no required fact."""
+    if criterion.check is not None:
+        return criterion.check.asserts_only_absence()
+    facts = overlay.truth.criteria.get(criterion.id)
+    return facts is not None and not facts.required and bool(facts.unsafe)
+
+
+def asks_content(overlay: Overlay, criterion: Criterion) -> bool:
+    """Whether passing the criterion shows content was given (so it can credit an absence): not an
+    absence, and not a mere file's existence (`deliverable_exists`)."""
+    if absence_only(overlay, criterion):
+        return False
+    return criterion.check is None or criterion.check.asks_content
+
+
+UNDECIDED = frozenset({"unknown", "ungraded", "grader_error"})
+"""Results that say nothing about whether content was given."""
+
+
+def credit_absences(overlay: Overlay, verdicts: Mapping[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
+    """`verdicts` (criterion id → (result, detail), results as in an execution record) with the
+    absence rule applied (module docstring): each passing criterion that asks for no content (an
+    absence, or a bare file: `asks_content`) stays `pass` only when a content criterion passes;
+    else it is `unknown` when some content criterion is undecided, else `fail`. A criterion
+    missing from `verdicts` counts as `ungraded`."""
+    content = [c.id for c in overlay.rubric if asks_content(overlay, c)]
+    results = {cid: verdicts.get(cid, ("ungraded", ""))[0] for cid in content}
+    passed = [cid for cid in content if results[cid] == "pass"]
+    undecided = [cid for cid in content if results[cid] in UNDECIDED]
+    credited = dict(verdicts)
+    for criterion in overlay.rubric:
+        if passed or criterion.id in content or verdicts.get(criterion.id, ("", ""))[0] != "pass":
+            continue
+        own = verdicts[criterion.id][1]
+        if not content:
+            credited[criterion.id] = ("fail", f"not credited: the rubric has no criterion asking for content, and an "
+                                              f"absence or a bare file earns nothing alone ({own})")  # fmt: skip
+        elif undecided:
+            credited[criterion.id] = ("unknown", f"unknown: an absence or a bare file is credited only beside content, "
+                                                 f"and content criteria {', '.join(undecided)} are not decided "
+                                                 f"({own})")  # fmt: skip
+        else:
+            credited[criterion.id] = ("fail", f"not credited: this state passes no criterion asking for content "
+                                              f"({', '.join(content)} fail), and an absence or a bare file earns "
+                                              f"nothing alone ({own})")  # fmt: skip
+    return credited
+
+
+_RESULT = {True: "pass", False: "fail", None: "unknown"}
+
+
+def evaluate_rubric(
+    overlay: Overlay, ctx: GradingContext, only: Collection[str] | None = None
+) -> dict[str, CheckResult | None]:
+    """Criterion id → result of its check, with the absence rule (`credit_absences`) applied among
+    the checks; None for semantic criteria (a judge decides those, so they count as undecided
+    here: a caller that judges them applies `credit_absences` to every verdict instead, over
+    `check_rubric`). `only`: the criteria wanted (plus every content criterion when one of them
+    asks for none, which its credit depends on); the others are left out."""
+    checked = check_rubric(overlay, ctx, only)
+    verdicts = {cid: (_RESULT[r.passed], r.detail) for cid, r in checked.items() if r is not None}
+    credited = credit_absences(overlay, verdicts)
+    return {
+        cid: r if r is None or credited[cid] == verdicts[cid]
+        else CheckResult({"pass": True, "fail": False}.get(credited[cid][0]), credited[cid][1], r.grader)
+        for cid, r in checked.items()
+    }  # fmt: skip
+
+
+def check_rubric(
+    overlay: Overlay, ctx: GradingContext, only: Collection[str] | None = None
+) -> dict[str, CheckResult | None]:
+    """Criterion id → result of its check alone (`evaluate_check`), before `credit_absences`;
+    `only` as in `evaluate_rubric`."""
+    wanted = None if only is None else set(only)
+    if wanted is not None and any(not asks_content(overlay, c) for c in overlay.rubric if c.id in wanted):
+        wanted |= {c.id for c in overlay.rubric if asks_content(overlay, c)}
+    return {c.id: evaluate_check(overlay, c, ctx) for c in overlay.rubric if wanted is None or c.id in wanted}
 
 
 def tool_config_for(overlay: Overlay, person: str) -> ToolConfig:

@@ -58,7 +58,7 @@ from worldkit.overlay._paths import (
 from worldkit.overlay.candidate_files import request_bytes, tool_config_bytes
 from worldkit.overlay.discrimination import REFERENCE, discriminate
 from worldkit.overlay.grading import (
-    evaluate_check,
+    evaluate_rubric,
     replay_actions,
     seed_workspace,
     tool_config_for,
@@ -445,14 +445,15 @@ def _reference_solution(model: Overlay, view: ProjectionView, scratch: Path) -> 
     seed_workspace(model, empty)
     untouched, _ = replay_actions(model, view.root, empty, [])
     deterministic = [c for c in model.rubric if c.check is not None]
+    nothing = evaluate_rubric(model, untouched)
     for criterion in deterministic:
-        result = evaluate_check(model, criterion, untouched)
+        result = nothing[criterion.id]
         if result is not None and result.passed:
             problems.append(Problem(
                 "trivial-pass", "error", f"rubric[{criterion.id}]",
                 f"passes when nothing is done ({result.detail})",
                 "tighten the check so that it states what the deliverable must contain; an absence "
-                "(no prohibited change, nothing sent) is credited only when the deliverable exists",
+                "(no prohibited change, nothing sent) is credited only beside content",
             ))  # fmt: skip
     if not any(a.tool in ("write_file", "update_record", "send_message") for a in actions):
         if deterministic:
@@ -479,8 +480,9 @@ def _reference_solution(model: Overlay, view: ProjectionView, scratch: Path) -> 
                     f"the oracle's {event['tool']} is prohibited: {rule.label()}",
                     "change the oracle's action or the prohibited rule",
                 ))  # fmt: skip
+    graded = evaluate_rubric(model, ctx)
     for criterion in deterministic:
-        result = evaluate_check(model, criterion, ctx)
+        result = graded[criterion.id]
         if result is None or not result.passed:
             problems.append(Problem(
                 "reference-fails", "error", f"rubric[{criterion.id}]",

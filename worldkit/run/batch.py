@@ -3,7 +3,9 @@
 As the paper graded: after all runs are done, the judge sees the items of all runs mixed in a
 seeded shuffle, each as a `JudgeItem` that names no run, agent, condition or packet. Items with
 identical content are judged once. With `write`, each record's semantic verdicts and its `judge`
-configuration are replaced by the batch's; deterministic verdicts are never touched.
+configuration are replaced by the batch's; deterministic verdicts are never touched, except that
+the absence rule is applied again over the new verdicts (`worldkit.grade.grading.recredit`: an
+absence is credited only beside content).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from worldkit.errors import UsageError
-from worldkit.grade.grading import capture, judge_failure
+from worldkit.grade.grading import capture, judge_failure, recredit
 from worldkit.grade.judge import (
     Judge,
     JudgeItem,
@@ -69,6 +71,7 @@ def judge_batch(paths: Iterable[Path], judge: Judge, *, seed: int = 0, write: bo
     queue: list[tuple[Path, str, str, JudgeItem]] = []
     contexts: dict[str, Any] = {}
     records = {}
+    captures = {}
     for record_path in find_records(list(paths)):
         record = read_record(record_path)
         if record.status == "failed":
@@ -77,6 +80,7 @@ def judge_batch(paths: Iterable[Path], judge: Judge, *, seed: int = 0, write: bo
         overlay = load_run_overlay(run_dir, record_claims(record), record_path)
         captured = capture(overlay, run_dir / "package" / "candidate", run_dir / "workspace", record.trajectory)
         records[record_path] = record
+        captures[record_path] = captured
         for criterion in overlay.rubric:
             if criterion.route == "semantic":
                 item = judge_item(overlay, criterion, captured.context, captured.request)
@@ -94,9 +98,18 @@ def judge_batch(paths: Iterable[Path], judge: Judge, *, seed: int = 0, write: bo
         # Through the same call as a single run (a judge that reads the run's state gets it too).
         overlay, criterion, captured = contexts[digest]
         verdicts[digest] = grade_criterion(judge, overlay, criterion, captured.context, captured.request)
+    judged: dict[Path, list[Any]] = {}
+    for record_path, record in records.items():
+        by_criterion = {cid: verdicts[item.digest()] for p, _r, cid, item in queue if p == record_path}
+        criteria = [
+            c.model_copy(update={"result": by_criterion[c.id].result, "detail": by_criterion[c.id].reason,
+                                 "graded_by": judge_id(judge)}) if c.id in by_criterion else c
+            for c in record.criteria
+        ]  # fmt: skip
+        judged[record_path] = recredit(captures[record_path], criteria)  # an absence is credited only beside content
     runs: dict[str, dict[str, str]] = {}
-    for _path, run_id, criterion_id, item in queue:
-        runs.setdefault(run_id, {})[criterion_id] = verdicts[item.digest()].result
+    for record_path, run_id, criterion_id, _item in queue:
+        runs.setdefault(run_id, {})[criterion_id] = next(c.result for c in judged[record_path] if c.id == criterion_id)
     failed = sorted(f"{run_id}:{cid}" for run_id, verdicts in runs.items() for cid, v in verdicts.items()
                     if v == "grader_error")  # fmt: skip
     failure = ""
@@ -109,17 +122,12 @@ def judge_batch(paths: Iterable[Path], judge: Judge, *, seed: int = 0, write: bo
                    "grader_error; run judge-batch again once it answers")  # fmt: skip
     written: list[str] = []
     if write:
-        grader = judge_id(judge)
         config = judge.describe()
         for record_path, record in records.items():
-            by_criterion = {cid: verdicts[item.digest()] for p, _r, cid, item in queue if p == record_path}
+            by_criterion = {cid for p, _r, cid, _item in queue if p == record_path}
             if not by_criterion:
                 continue
-            criteria = [
-                c.model_copy(update={"result": by_criterion[c.id].result, "detail": by_criterion[c.id].reason,
-                                     "graded_by": grader}) if c.id in by_criterion else c
-                for c in record.criteria
-            ]  # fmt: skip
+            criteria = judged[record_path]
             own = [c for c in criteria if c.id in by_criterion]
             update = {"criteria": criteria, "judge": {**config, "batch": True},
                       "judge_failure": judge_failure(own, config),

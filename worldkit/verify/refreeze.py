@@ -2,9 +2,10 @@
 
 `worldkit freeze --world W --overlays` calls `refreeze`. It freezes every revision and projection
 (as `freeze` does), sets each overlay's `pinned_fingerprint` to its projection's new fingerprint,
-checks each overlay in full (the overlay's own checks and the reference solution's evidence
-access) and writes its lock, then reports what changed against what was frozen before: revision
-digests, projection fingerprints (added, changed, removed), overlay pins and overlay locks.
+checks each overlay in full (the overlay's own checks, the reference solution's evidence
+access and the rubric's mutation campaign) and writes its lock, then reports what changed
+against what was frozen before: revision digests, projection fingerprints (added, changed,
+removed), overlay pins and overlay locks.
 
 An overlay that fails its check keeps its old lock (so `verify` reports it as stale) and is listed
 with its problems; nothing is repaired. Re-pinning is not reviewing: the report names every
@@ -88,7 +89,8 @@ def refreeze(
 ) -> RefreezeResult:
     """Freeze the world, then re-pin and freeze each of its overlays; report what changed."""
     from worldkit.grade.reference_access import check_overlay_fully
-    from worldkit.overlay.author import freeze_overlay, lock_path, pin_overlay, read_lock
+    from worldkit.mutate.gate import freeze_overlay_gated
+    from worldkit.overlay.author import lock_path, pin_overlay, read_lock
     from worldkit.overlay.load import load_overlay, overlay_world
     from worldkit.verify.tasks import bound_root, overlay_files, overlay_folder
 
@@ -114,7 +116,7 @@ def refreeze(
                 pinned = pin_overlay(path)
                 if pinned.changed:
                     result.changes.append(Change("pin", model.id, pinned.previous, pinned.fingerprint))
-                written = freeze_overlay(path, folder.parent, check=check_overlay_fully)
+                written = freeze_overlay_gated(path, folder.parent, check=check_overlay_fully)
         except WorldkitError as error:
             result.failed[path.parent.name if path.name == "overlay.yaml" else path.stem] = error.message.splitlines()
             continue

@@ -42,7 +42,8 @@ def test_new_scaffolds_a_valid_overlay_pinned_to_the_projection(tmp_path: Path) 
     report = check_overlay(path)
     # the scaffold's TODOs fail the check, each named by its field; nothing else is wrong with it
     assert [p.locator for p in report.errors] == [
-        "title", "request", "deliverable.description", "reference.answer", "reference.actions[1].args.content",
+        "title", "request", "deliverable.description", "rubric[1].text", "rubric[1].check.text", "reference.answer",
+        "reference.actions[1].args.content",
     ]  # fmt: skip
     assert {p.code for p in report.errors} == {"placeholder-left"}
     assert report.errors[0].message == "still holds the placeholder TODO ('TODO: title of my-task')"

@@ -21,7 +21,8 @@ from worldkit.verify.scratch import ScratchCopy
 from worldkit.world import load_world
 
 OVERLAY_CHECKS = {"task-pairs-identical", "staged-workspaces", "package-integrity", "overlay-locks", "separation",
-                  "evidence-sufficiency", "rubric-sanity", "reference-access", "rubric-discrimination"}
+                  "evidence-sufficiency", "rubric-sanity", "reference-access", "rubric-discrimination",
+                  "rubric-mutation"}
 
 
 def run(frozen: Frozen, check_id: str, **options) -> CheckResult:
@@ -379,3 +380,24 @@ counterfactuals:
     assert ("misgraded", "cc1-report C2 rejected-called-approved") in found
     assert any(i.kind == "coverage" and "C1 has no wrong variant" in i.detail for i in result.items)
     assert not any("reworded" in (i.where or "") for i in result.items)
+
+
+def test_rubric_mutation_passes_the_fixture_rubrics(tasks_world: Frozen) -> None:
+    result = run(tasks_world, "rubric-mutation")
+    assert result.status == "pass", result.items
+    assert result.counts["overlays"] == 2 and result.counts["right_graded"] > 0
+
+
+def test_rubric_mutation_names_the_criterion_a_right_variant_fails(tmp_path: Path) -> None:
+    from tests.unit.verify.conftest import freeze_fixture
+
+    frozen = freeze_fixture(tmp_path)
+    overlay = frozen.overlays / "cc1-report.yaml"
+    text = overlay.read_text(encoding="utf-8")
+    assert "value: approved, case: insensitive}" in text
+    overlay.write_text(text.replace("value: approved, case: insensitive}", "value: approved}"), encoding="utf-8")
+    result = run(frozen, "rubric-mutation")
+    assert result.status == "fail"
+    [item] = result.items
+    assert (item.kind, item.where) == ("right-variant-fails", "cc1-report rubric[C6]")
+    assert "identifiers in lower case" in item.detail

@@ -63,7 +63,7 @@ ORDER = (
     "seat-repeat", "seat-views-distinct", "one-source-one-bytes", "date-conformance", "access-audit",
     "task-pairs-identical", "staged-workspaces", "package-integrity", "overlay-locks", "separation",
     "evidence-sufficiency", "rubric-sanity", "reference-access", "rubric-discrimination",
-    "tool-surface", "event-logs",
+    "rubric-mutation", "tool-surface", "event-logs",
 )  # fmt: skip
 """Report order: the frozen state first, then views, access, tasks and tools."""
 
@@ -127,4 +127,15 @@ def run_one(check: Check, ctx: VerifyContext) -> CheckResult:
 
 
 # Importing the check modules registers them (they need `register` and `BaseCheck` above).
-from worldkit.verify.checks import access, dates, frozen, logs, rubric, rubric_discrimination, tasks, tools, views  # noqa: E402, F401
+from worldkit.verify.checks import (  # noqa: E402, F401
+    access,
+    dates,
+    frozen,
+    logs,
+    rubric,
+    rubric_discrimination,
+    rubric_mutation,
+    tasks,
+    tools,
+    views,
+)

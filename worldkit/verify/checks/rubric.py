@@ -2,8 +2,9 @@
 
 A rule from practice (WorkWorlds): a criterion that a do-nothing agent passes measures nothing,
 and a deterministic criterion the reference solution fails is a broken check. An absence (no
-prohibited change, nothing sent) is credited only when the deliverable exists, so no criterion
-may pass on nothing done. Both are decided on the staged candidate projection, with the same
+prohibited change, nothing sent) is credited only when the deliverable exists and a criterion
+asking for content passes (`worldkit.overlay.grading.credit_absences`), so no criterion may pass
+on nothing done. Both are decided on the staged candidate projection, with the same
 check code the grader runs.
 """
 
@@ -13,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from worldkit.check_result import CheckResult, Item
-from worldkit.overlay.grading import evaluate_check, replay_actions, seed_workspace
+from worldkit.overlay.grading import evaluate_rubric, replay_actions, seed_workspace
 from worldkit.verify.checks import BaseCheck, register
 from worldkit.verify.context import VerifyContext
 
@@ -23,8 +24,8 @@ class RubricSanity(BaseCheck):
     id = "rubric-sanity"
     purpose = "Doing nothing passes no criterion; the reference solution passes every deterministic criterion."
     fix = (
-        "Tighten the check so it states what the deliverable must contain (an absence is credited only when the "
-        "deliverable exists); make the reference actions produce what the check reads."
+        "Tighten the check so it states what the deliverable must contain (an absence is credited only beside "
+        "content); make the reference actions produce what the check reads."
     )
     cost = 2
 
@@ -42,8 +43,9 @@ class RubricSanity(BaseCheck):
                     workspace = Path(scratch) / label
                     seed_workspace(overlay, workspace)
                     grading, _refusals = replay_actions(overlay, projection, workspace, actions)
+                    verdicts = evaluate_rubric(overlay, grading)
                     for criterion in overlay.rubric:
-                        verdict = evaluate_check(overlay, criterion, grading)
+                        verdict = verdicts[criterion.id]
                         if verdict is None:
                             continue
                         if label == "nothing-done" and verdict.passed:

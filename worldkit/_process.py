@@ -20,7 +20,14 @@ import sys
 import threading
 import time
 
-__all__ = ["die_with_parent", "freeze_for_forks", "freeze_process", "start_forked_worker", "thaw_all"]
+__all__ = [
+    "default_stop_signals",
+    "die_with_parent",
+    "freeze_for_forks",
+    "freeze_process",
+    "start_forked_worker",
+    "thaw_all",
+]
 
 
 def freeze_process() -> None:
@@ -72,6 +79,21 @@ def die_with_parent(parent: int | None = None) -> None:
 def start_forked_worker() -> None:
     """A forked pool worker's first step: what it inherited out of its collector's sight (its
     collections then walk only what it allocates itself, not the loaded world, whose pages they would
-    also copy), and dying with its parent."""
+    also copy), dying with its parent, and dying when its pool terminates it."""
     freeze_process()
     die_with_parent()
+    default_stop_signals()
+
+
+def default_stop_signals() -> None:
+    """Put SIGTERM and SIGINT back to their defaults in a forked worker, and detach it from its
+    parent's event loop. A worker inherits its parent's Python handlers: under an asyncio loop's
+    handler (which only wakes the loop through a descriptor the child shares) a worker that
+    `Pool.terminate` signals while it waits for the pool's task lock would never end, and the
+    parent would wait for it forever."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        signal.set_wakeup_fd(-1)
+    except ValueError:  # not the main thread: nothing was set here
+        pass

@@ -6,6 +6,8 @@ import ast
 import gc
 import os
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -152,3 +154,30 @@ def test_a_worker_dies_with_its_killed_parent(tmp_path: Path) -> None:
         time.sleep(0.02)
     os.kill(worker, signal.SIGKILL)
     pytest.fail("the worker outlived its killed parent")
+
+
+_TERMINATE_UNDER_A_LOOP_HANDLER = """
+import asyncio, multiprocessing, signal, sys, time
+from worldkit._process import start_forked_worker
+
+def wait_forever(_):
+    time.sleep(3600)
+
+loop = asyncio.new_event_loop()
+loop.add_signal_handler(signal.SIGTERM, lambda: None)  # what an event loop's owner leaves installed
+pool = multiprocessing.get_context("fork").Pool(2, initializer=start_forked_worker)
+pool.map_async(wait_forever, range(4))
+time.sleep(0.5)
+pool.terminate()  # holds the task lock, then SIGTERMs workers waiting for it
+pool.join()
+print("terminated")
+"""
+
+
+def test_a_forked_worker_ends_when_its_pool_terminates_it_under_an_event_loops_handler() -> None:
+    # A worker inherits its parent's Python handlers; under an asyncio loop's SIGTERM handler a
+    # worker waiting for the pool's task lock ignored Pool.terminate and its parent waited forever.
+    done = subprocess.run([sys.executable, "-c", _TERMINATE_UNDER_A_LOOP_HANDLER], capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "terminated"

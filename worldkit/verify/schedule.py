@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
-from worldkit._process import die_with_parent, freeze_for_forks, thaw_all
+from worldkit._process import default_stop_signals, die_with_parent, freeze_for_forks, thaw_all
 from worldkit.check_result import CheckResult
 from worldkit.errors import WorldkitError
 from worldkit.verify.checks import REGISTRY, Check, check_ids, run_one
@@ -141,11 +141,17 @@ def _run_forked(check_id: str) -> CheckResult:
     return run_one(REGISTRY[check_id](), _CONTEXT[0])
 
 
+def _start_worker() -> None:
+    """A check worker's first step: it dies with its parent and when its pool terminates it."""
+    die_with_parent()
+    default_stop_signals()
+
+
 def _in_background() -> None:
     """A worker of the first wave: its checks need nothing shared, nothing waits for them."""
     from worldkit.verify.checks.frozen import BACKGROUND_NICE
 
-    die_with_parent()
+    _start_worker()
     os.nice(BACKGROUND_NICE)
 
 
@@ -216,7 +222,7 @@ def run_scheduled(
     _CONTEXT[:] = [ctx]
     pools: list[ProcessPoolExecutor] = []
 
-    def wave(checks: list[str], initializer: Callable[[], None] = die_with_parent) -> None:
+    def wave(checks: list[str], initializer: Callable[[], None] = _start_worker) -> None:
         """Fork workers that inherit everything built so far, and hand them `checks`, heaviest first."""
         if not checks:
             return

@@ -165,8 +165,10 @@ def _trigrams(text: str) -> set[tuple[str, ...]]:
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
 
 
+@lru_cache(maxsize=1024)
 def strip_echo(text: str, request: str) -> str:
-    """The text without the sentences that restate the request (line and paragraph breaks kept)."""
+    """The text without the sentences that restate the request (line and paragraph breaks kept); kept
+    for the last distinct pairs (each criterion's facts are read over the same deliverable texts)."""
     asked = _trigrams(request)
     if not asked:
         return text

@@ -140,11 +140,33 @@ def _hedged(sentence: str) -> bool:
 _RANK = {"stated": 3, "hedged": 2, "negated": 1}
 
 
+_READ: dict[int, tuple[Claim, dict[str, Polarity | None]]] = {}
+"""id(claim) → (the claim, its polarity by window): grading reads each claim over the texts of every
+criterion and variant, whose windows are mostly the same sentences. The claim is kept beside its
+readings, so an id is never taken for another (a frozen model: its readings never change)."""
+_READ_CLAIMS = 512
+_READ_WINDOWS = 4096
+"""Claims, and windows per claim, kept at most (all are dropped when either is exceeded)."""
+
+
+def _readings(claim: Claim) -> dict[str, Polarity | None]:
+    found = _READ.get(id(claim))
+    if found is None or found[0] is not claim or len(found[1]) > _READ_WINDOWS:
+        if len(_READ) >= _READ_CLAIMS:
+            _READ.clear()
+        found = _READ[id(claim)] = (claim, {})
+    return found[1]
+
+
 def read_claim(claim: Claim, text: str) -> Reading:
     """The claim's best reading over every window of the text: stated > hedged > negated > absent."""
     best = Reading(None)
+    known = _readings(claim)
     for window in _cached_windows(text, claim.within):
-        polarity = _window_polarity(claim, window)
+        if window in known:
+            polarity = known[window]
+        else:
+            polarity = known[window] = _window_polarity(claim, window)
         if polarity is not None and (best.polarity is None or _RANK[polarity] > _RANK[best.polarity]):
             best = Reading(polarity, window)
             if polarity == "stated":
@@ -165,8 +187,10 @@ def _trigrams(text: str) -> set[tuple[str, ...]]:
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
 
 
+@lru_cache(maxsize=1024)
 def strip_echo(text: str, request: str) -> str:
-    """The text without the sentences that restate the request (line and paragraph breaks kept)."""
+    """The text without the sentences that restate the request (line and paragraph breaks kept); kept
+    for the last distinct pairs (each criterion's facts are read over the same deliverable texts)."""
     asked = _trigrams(request)
     if not asked:
         return text

@@ -9,7 +9,8 @@ from them; the rest start when the staged tasks are ready. Each wave hands its h
 out first (`_WEIGHT`), so that the two cores finish together; the first wave's workers and
 rebuild-repeat's fresh process that reads the office cache run at a lower priority, since
 nothing waits for them. rebuild-repeat launches its fresh
-processes before anything else and is collected here at the end (its last rebuild is this
+process that reads no cache before anything else, and those that read the office cache once the
+shared rebuilds have filled it; it is collected here at the end (its last rebuild is this
 process's shared one). Results come back in report order and are the same as a sequential run,
 which is what `jobs=1` (or a process with other threads running, where forking is unsafe) does."""
 
@@ -94,12 +95,14 @@ def _in_main(check: type[Check]) -> bool:
     return bool(getattr(check, "starts_early", False))
 
 
-def _start(ctx: VerifyContext, ids: list[str]) -> None:
+def _start(ctx: VerifyContext, ids: list[str], *, first_only: bool = False) -> None:
+    """Launch the work of the checks of `ids` that start early (`first_only`: only what reads no
+    cache the shared rebuilds fill; see `RebuildRepeat.start`)."""
     for check_id in ids:
         cls = REGISTRY[check_id]
         if _in_main(cls):
             try:
-                cls().start(ctx)  # type: ignore[attr-defined]
+                cls().start(ctx, first_only=first_only)  # type: ignore[attr-defined]
             except Exception:  # noqa: BLE001 - the check's run() starts again and reports the failure
                 ctx.started.pop(check_id, None)
 
@@ -180,8 +183,9 @@ def run_scheduled(
     ctx.index_or_error  # noqa: B018 - read the frozen state once, before any fork
     if ctx.index is not None:
         ctx.frozen  # noqa: B018
-    _start(ctx, ids)
-    if jobs == 1 or len(ids) < 2 or not _can_fork():
+    sequential = jobs == 1 or len(ids) < 2 or not _can_fork()
+    _start(ctx, ids, first_only=not sequential)
+    if sequential:
         results = []
         for n, check_id in enumerate(ids):
             if progress:
@@ -237,6 +241,7 @@ def run_scheduled(
     try:
         wave(early, _in_background)
         warm_rebuilds(ctx, rest + here, drain, len(found), total)
+        _start(ctx, ids)  # the fresh rebuilds that read the office cache the shared rebuilds just filled
         wave(middle)
         warm_tasks(ctx, rest + here, drain, len(found), total)
         wave(late)

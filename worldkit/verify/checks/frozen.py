@@ -250,35 +250,43 @@ class RebuildRepeat(BaseCheck):
     fix = "Find the nondeterminism (unsorted iteration, clock, randomness, environment) in the rendering path and remove it."
     tags = frozenset({REPEAT})
     starts_early = True
-    """`start` launches the fresh processes before anything else; `run` collects them (in this process)."""
+    """`start` launches the fresh processes early (the scheduler: the one that reads no cache before anything
+    else, the rest after the shared rebuilds); `run` collects them (in this process)."""
 
     @staticmethod
     def _targets(ctx: VerifyContext) -> list[list[str]]:
         return [list(k) for k in sorted(ctx.readable) if k[0] in ctx.package.revision_names]
 
-    def start(self, ctx: VerifyContext) -> None:
-        """Launch the fresh rebuild processes; they work while the rest of verify does.
+    def start(self, ctx: VerifyContext, *, first_only: bool = False) -> None:
+        """Launch the fresh rebuild processes not launched yet; they work while the rest of verify does.
 
         Rebuild 1 renders everything anew, office bytes included (the office cache off): it shows
         that the format libraries reproduce the frozen bytes. Rebuilds 2 … n-1 vary the hash seed
         over the same sources and may read office bytes rebuild 1 proves. Rebuild n is this
         process's own clean rebuild of every projection (the one projection-rebuild compares), made
         under this process's hash seed (random unless PYTHONHASHSEED is set, and then distinct from
-        the others'); with one repeat, only rebuild 1 is made."""
-        if ctx.index is None or self.id in ctx.started:
+        the others'); with one repeat, only rebuild 1 is made.
+
+        With `first_only`, only rebuild 1 is launched (it reads no cache and is the longest): the
+        scheduler launches the others once this process's shared rebuilds have filled the office
+        cache they read, so that on a cold cache they read those bytes instead of rendering every
+        office document a third time (what they produce is the same either way)."""
+        if ctx.index is None:
             return
-        fresh = max(1, ctx.repeats - 1)
+        procs = ctx.started.setdefault(self.id, [])
+        wanted = 1 if first_only else max(1, ctx.repeats - 1)
+        if len(procs) >= wanted:
+            return
         targets = json.dumps(self._targets(ctx))
-        procs = []
-        for n, seed in enumerate(_hash_seeds(fresh)):
-            proc = _spawn_rebuild(ctx.package.root, ctx.work / f"rebuild-repeat-{n}", seed, office_cache=n > 0)
+        seeds = _hash_seeds(max(1, ctx.repeats - 1))
+        for n in range(len(procs), wanted):
+            proc = _spawn_rebuild(ctx.package.root, ctx.work / f"rebuild-repeat-{n}", seeds[n], office_cache=n > 0)
             # stdin is written and closed at once: a process forked later must not hold its write end
             assert proc.stdin is not None
             proc.stdin.write(targets)
             proc.stdin.close()
             proc.stdin = None  # so that communicate() does not touch it again
             procs.append(proc)
-        ctx.started[self.id] = procs
 
     def run(self, ctx: VerifyContext) -> CheckResult:
         if ctx.index is None:

@@ -3,7 +3,7 @@
 ledgers (`worldkit.analysis.pilot.fit_pilot`) and the paper's own effects planted.
 
 Both interval methods are evaluated on the same ledgers: `paper` (the study's percentile
-task-cluster GEE bootstrap) and `mancl` (bias-reduced sandwich, t with tasks − 1 df). Target:
+task-cluster GEE bootstrap) and `mancl` (bias-reduced sandwich, MOVER, t with Bell–McCaffrey df). Target:
 coverage within 93–97% at K ≥ 200 for the method meant to cover. The bootstrap uses
 `--replicates` (default 100, not the paper's 2,000, so K = 200 fits in minutes on a shared
 2-core machine): fewer replicates make each end point noisier, which can only move coverage a

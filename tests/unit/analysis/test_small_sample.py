@@ -11,7 +11,7 @@ from scipy import stats
 from worldkit.analysis.analyze import analyze_executions
 from worldkit.analysis.gee import outcome_data
 from worldkit.analysis.simulate import SimDesign, SimModel, Spread, draw, planted
-from worldkit.analysis.small_sample import bell_mccaffrey_df, robust_interval, small_sample_estimates
+from worldkit.analysis.small_sample import bell_mccaffrey_df, mover_interval, robust_interval, small_sample_estimates
 
 DESIGN = SimDesign(criteria=[5, 4, 6, 5, 4, 6], agents=3, repeats=2, packets=2)
 
@@ -23,7 +23,7 @@ def _ledger(seed: int) -> object:
 
 
 @pytest.mark.parametrize("outcome", ["pass", "access"])
-def test_the_point_is_the_papers_gee_and_the_interval_a_t_interval(outcome: str) -> None:
+def test_the_point_is_the_papers_gee_and_the_interval_movers_around_it(outcome: str) -> None:
     data = _ledger(3)
     found = robust_interval(outcome_data(data, outcome), outcome)
     paper = analyze_executions(data, "x", replicates=0)
@@ -31,9 +31,9 @@ def test_the_point_is_the_papers_gee_and_the_interval_a_t_interval(outcome: str)
     assert found is not None and estimate is not None and estimate.contrast is not None
     assert found.difference == pytest.approx(estimate.contrast.difference, abs=1e-6)
     assert 1 < found.df < len(DESIGN.criteria) - 1  # tasks of 4 to 6 criteria: fewer df than G − 1
-    assert found.se > 0
-    assert found.upper - found.difference == pytest.approx(found.difference - found.lower)
-    assert (found.upper - found.lower) / 2 == pytest.approx(stats.t.ppf(0.975, found.df) * found.se)
+    assert found.se > 0 and found.lower < found.difference < found.upper
+    # MOVER leans, but its width is close to the delta method's ± t·SE
+    assert (found.upper - found.lower) / 2 == pytest.approx(stats.t.ppf(0.975, found.df) * found.se, rel=0.1)
 
 
 def test_the_bias_reduced_sandwich_is_wider_than_the_plain_one() -> None:
@@ -107,3 +107,21 @@ def test_bell_mccaffrey_df_of_unequal_clusters_matches_the_full_matrix_formula()
         found = bell_mccaffrey_df(x, groups, params, alpha, c)
         assert found == pytest.approx(_brute_force_df(x, groups, params, alpha, c), rel=1e-9)
         assert 1 <= found < len(sizes) - 1
+
+
+def test_mover_by_hand() -> None:
+    # two margins of 0.5, SE 0.1 each, uncorrelated: each margin's logit interval is
+    # expit(±q·0.1/0.25), symmetric about 0.5, and the difference's half-width is √2 times its half
+    q = 2.0
+    half = 1 / (1 + np.exp(-0.8)) - 0.5
+    lower, upper = mover_interval((0.5, 0.5), np.diag([0.01, 0.01]), q)
+    assert (lower, upper) == pytest.approx((-np.sqrt(2) * half, np.sqrt(2) * half), abs=1e-12)
+
+
+def test_mover_is_the_delta_method_when_the_margins_are_precise_and_leans_near_a_ceiling() -> None:
+    cov = np.array([[4e-6, 1e-6], [1e-6, 3e-6]])
+    lower, upper = mover_interval((0.4, 0.6), cov, 2.0)
+    se = np.sqrt(cov[0, 0] + cov[1, 1] - 2 * cov[0, 1])
+    assert (lower, upper) == pytest.approx((0.2 - 2 * se, 0.2 + 2 * se), abs=1e-5)
+    lower, upper = mover_interval((0.6, 0.95), np.diag([0.002, 0.0004]), 2.0)
+    assert upper - 0.35 < 0.35 - lower  # the curated margin cannot pass 1: less room above

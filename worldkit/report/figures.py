@@ -90,7 +90,7 @@ def _outcomes(analysis: Analysis, robust: dict[str, tuple[float, float]]) -> str
     for x, a, b, note in zip(xs, full, curated, notes, strict=True):
         axes.text(x - width / 2, a + 1, f"{a:.1f}", ha="center", va="bottom", fontsize=8)
         axes.text(x + width / 2, b + 1, f"{b:.1f}", ha="center", va="bottom", fontsize=8)
-        axes.text(x, max(a, b) + 8, note, ha="center", va="bottom", fontsize=8,
+        axes.text(x, max(a, b) + (10 if robust else 8), note, ha="center", va="bottom", fontsize=8,
                   fontweight="bold")
     axes.set_xticks(list(xs), groups)
     axes.set_ylim(0, 130)

@@ -143,6 +143,7 @@ def test_under_no_effect_the_rejection_rate_is_near_five_percent() -> None:
         assert metric.with_interval >= 76
         assert metric.rejection <= 0.125  # 5% nominal; 80 ledgers: 0.125 is 3 Monte Carlo SEs above
         assert metric.coverage == pytest.approx(1 - metric.rejection)
+        assert metric.above + metric.below == pytest.approx(metric.rejection)  # the misses, by side
 
 
 def test_sims_and_replicates_are_checked() -> None:

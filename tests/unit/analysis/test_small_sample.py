@@ -61,7 +61,7 @@ def test_the_papers_ledgers(shared_data: Path) -> None:
     from worldkit.analysis.ledgers import read_ledgers
 
     found = {e.outcome: e for e in small_sample_estimates(read_ledgers(shared_data / "workworld"))}
-    assert found["pass"].difference == pytest.approx(0.087, abs=0.001) and found["pass"].df == 7
+    assert found["pass"].difference == pytest.approx(0.087, abs=0.001) and 5 < found["pass"].df < 7
     assert found["access"].difference == pytest.approx(0.176, abs=0.001)
     # wider than the paper's bootstrap interval (1.0 to 15.6), and the t interval of the same point
     assert found["pass"].upper - found["pass"].lower > 0.146

@@ -73,5 +73,6 @@ def test_report_shows_the_small_sample_interval_only_when_asked(capsys: pytest.C
     code, out, _ = cli(capsys, "report", "--ledgers", ledgers, "--replicates", "0", "--interval", "mancl", "--json")
     assert code == 0
     found = {e["outcome"]: e for e in json.loads(out)["small_sample"]}
-    assert found["pass"]["df"] == 7 and found["pass"]["lower"] < 0 < found["pass"]["difference"] < found["pass"]["upper"]
+    assert 1 < found["pass"]["df"] < 7  # Bell–McCaffrey: 8 tasks of 5 to 14 criteria give fewer than G − 1
+    assert found["pass"]["lower"] < 0 < found["pass"]["difference"] < found["pass"]["upper"]
     assert found["access"]["lower"] > 0

@@ -48,7 +48,7 @@ def register(app: typer.Typer) -> None:
             "paper", "--interval", metavar="METHOD",
             help="`paper`: the study's percentile task-cluster bootstrap only (reproduces the paper); `mancl`: "
                  "also each GEE difference with a small-sample-corrected interval (bias-reduced sandwich, t with "
-                 "tasks − 1 df), which covers at 8 tasks where the paper's undercovers (docs/experiment.md).",
+                 "Bell–McCaffrey df), which covers at 8 tasks where the paper's undercovers (docs/experiment.md).",
         ),
         workers: int | None = typer.Option(
             None, "--workers", min=1, help="Processes for the GEE bootstrap [default: one per CPU]."

@@ -61,7 +61,7 @@ def _metric_rows(report: Any) -> list[list[str]]:
 
 
 _INTERVAL_HELP = ("`paper`: the study's percentile task-cluster GEE bootstrap (reproduces the paper); `mancl`: "
-                  "GEE with the bias-reduced (Mancl–DeRouen) sandwich and t with tasks − 1 df, calibrated for few "
+                  "GEE with the bias-reduced (Mancl–DeRouen) sandwich and t with Bell–McCaffrey df, calibrated for few "
                   "tasks.")
 
 

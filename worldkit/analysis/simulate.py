@@ -309,6 +309,11 @@ class Metric(Model):
     """Its Monte Carlo standard error."""
     width_sd: float | None = None
     """Spread (SD) of the width over the ledgers: how far one campaign's width may fall from the mean."""
+    above: float | None = None
+    """Share of intervals wholly above the truth (their lower end past it): with `below`, on which
+    side an interval misses; a calibrated 95% interval misses about 2.5% on each."""
+    below: float | None = None
+    """Share of intervals wholly below the truth."""
 
 
 class SimReport(Model):
@@ -366,6 +371,7 @@ def _metric(truth: float, estimates: Sequence[float | None], intervals: Sequence
         mean_width=float(widths.mean()) if m else None,
         width_se=float(widths.std(ddof=1) / math.sqrt(m)) if m > 1 else None,
         width_sd=float(widths.std(ddof=1)) if m > 1 else None,
+        above=float((ivs[:, 0] > truth).mean()) if m else None, below=float((ivs[:, 1] < truth).mean()) if m else None,
     )  # fmt: skip
 
 

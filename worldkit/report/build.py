@@ -32,7 +32,7 @@ from worldkit._model import Model
 from worldkit.analysis import DEFAULT_REPLICATES, DEFAULT_SEED, Analysis, analyze
 from worldkit.analysis.ledgers import find_ledgers, read_ledgers, read_task_labels
 from worldkit.analysis.overlay_packets import overlay_packets
-from worldkit.analysis.small_sample import INTERVALS, SmallSampleEstimate, small_sample_estimates
+from worldkit.analysis.small_sample import INTERVALS, MANCL_METHOD, SmallSampleEstimate, small_sample_estimates
 from worldkit.analysis.packets import (
     PacketSummary,
     read_matched_packets,
@@ -462,10 +462,9 @@ def _small_sample_table(estimates: list[SmallSampleEstimate]) -> TableSpec:
         if e.difference is None or e.lower is None or e.upper is None:
             rows.append([e.source, e.outcome, "–", "–", "–", f"– ({e.reason})"])
         else:
-            rows.append([e.source, e.outcome, f"{100 * e.difference:+.1f}", f"{100 * (e.se or 0):.1f}", str(e.df),
+            rows.append([e.source, e.outcome, f"{100 * e.difference:+.1f}", f"{100 * (e.se or 0):.1f}", f"{e.df:.1f}",
                          f"[{100 * e.lower:.1f}, {100 * e.upper:.1f}]"])
-    return ("GEE difference with the small-sample-corrected 95% interval (mancl: bias-reduced sandwich, t with "
-            "tasks − 1 df)", ["Source", "Outcome", "Δ curated - full", "SE", "df", "95% interval"], rows)
+    return (f"GEE difference with the small-sample-corrected 95% interval (mancl: {MANCL_METHOD})", ["Source", "Outcome", "Δ curated - full", "SE", "df", "95% interval"], rows)
 
 
 def analysis_reasons(report: Report) -> list[str]:

@@ -62,11 +62,11 @@ def _pp(value: float) -> str:
     return f"{100 * value:+.1f}"
 
 
-def _outcomes(analysis: Analysis) -> str:
+def _outcomes(analysis: Analysis, robust: dict[str, tuple[float, float]]) -> str:
     figure, axes = _new()
     groups, full, curated, notes = [], [], [], []
-    for name, estimate in (("Criterion pass\n(GEE)", analysis.passed),
-                           ("Evidence access\n(GEE, observable)", analysis.access)):
+    for key, name, estimate in (("pass", "Criterion pass\n(GEE)", analysis.passed),
+                                ("access", "Evidence access\n(GEE, observable)", analysis.access)):
         contrast = estimate.contrast if estimate else None
         if contrast is None:
             continue
@@ -75,7 +75,8 @@ def _outcomes(analysis: Analysis) -> str:
         curated.append(100 * contrast.curated)
         interval = contrast.interval
         notes.append(f"Δ {_pp(contrast.difference)} pp" + (
-            f"\n[{100 * interval.lower:.1f}, {100 * interval.upper:.1f}]" if interval else ""))
+            f"\n[{100 * interval.lower:.1f}, {100 * interval.upper:.1f}]" if interval else "") + (
+            f"\nmancl [{100 * robust[key][0]:.1f}, {100 * robust[key][1]:.1f}]" if key in robust else ""))
     given = analysis.pass_given_access
     if given is not None:
         groups.append("Pass given access\n(raw, descriptive)")
@@ -89,7 +90,7 @@ def _outcomes(analysis: Analysis) -> str:
     for x, a, b, note in zip(xs, full, curated, notes, strict=True):
         axes.text(x - width / 2, a + 1, f"{a:.1f}", ha="center", va="bottom", fontsize=8)
         axes.text(x + width / 2, b + 1, f"{b:.1f}", ha="center", va="bottom", fontsize=8)
-        axes.text(x, max(a, b) + 8, note, ha="center", va="bottom", fontsize=8,
+        axes.text(x, max(a, b) + (10 if robust else 8), note, ha="center", va="bottom", fontsize=8,
                   fontweight="bold")
     axes.set_xticks(list(xs), groups)
     axes.set_ylim(0, 130)
@@ -217,14 +218,18 @@ def _forest(analysis: Analysis, labels: dict[str, str]) -> str:
 
 
 def figure_panels(analysis: Analysis, labels: dict[str, str], columns: Sequence[str],
-                  joint: Sequence[Sequence[int]], burden: Sequence[Sequence[float | None]]
-                  ) -> list[tuple[str, str]]:
+                  joint: Sequence[Sequence[int]], burden: Sequence[Sequence[float | None]],
+                  robust: dict[str, tuple[float, float]] | None = None) -> list[tuple[str, str]]:
     """(caption, svg) for each panel of one source; `columns`, `joint` and `burden` are that
-    source's conditions with their joint counts and search-burden means."""
+    source's conditions with their joint counts and search-burden means; `robust`, outcome
+    (`pass`, `access`) → the small-sample-corrected interval (`--interval mancl`), drawn under
+    the bootstrap interval where given."""
+    robust = robust or {}
+    caption = ("a. Criterion pass and sufficient-evidence access (GEE-standardized; Δ with 95% task-cluster "
+               "bootstrap interval" + (", then the small-sample-corrected mancl interval)" if robust else ")"))
     with plt.rc_context(_STYLE):
         panels = [
-            ("a. Criterion pass and sufficient-evidence access (GEE-standardized; "
-             "Δ with 95% task-cluster bootstrap interval)", _outcomes(analysis)),
+            (caption, _outcomes(analysis, robust)),
             ("b. Joint access and pass states (counts)", _joint(columns, joint)),
             ("c. Search burden (mean per run)", _burden(columns, burden)),
             ("d. Criterion pass by task", _by_task(analysis, labels)),

@@ -9,6 +9,7 @@ import jinja2
 from markupsafe import Markup
 
 from worldkit import __version__
+from worldkit.analysis.small_sample import MANCL_METHOD
 from worldkit.report.build import (
     Report,
     analysis_reasons,
@@ -42,7 +43,9 @@ word-break:break-all}
 Criterion pass and sufficient-evidence access are GEE-standardized marginal probabilities
 (logistic GEE with condition and agent, exchangeable working correlation, task clusters);
 pass given access is descriptive; access uses observable labels; intervals are 95%
-task-cluster bootstrap intervals.</p>
+task-cluster bootstrap intervals{% if mancl %}, and, as asked with <code>--interval mancl</code>, 95%
+small-sample-corrected intervals (mancl: {{ mancl }}), in the panels under the bootstrap
+interval and in their own table{% endif %}.</p>
 {% for line in reasons %}<p class="note">{{ line }}</p>
 {% endfor %}
 {% for source, panels in figures %}<h2>Figure panels: {{ source }}</h2>
@@ -89,7 +92,9 @@ def _figures(report: Report) -> list[tuple[str, list[tuple[str, Markup]]]]:
         burden = [[s.inspections.mean, s.tool_calls.mean, s.tool_calls_before_first_access.mean]
                   for s in summaries]
         names = [c.rsplit(" ", 1)[-1] for c in columns]
-        panels = figure_panels(analysis, report.task_labels, names, joint, burden)
+        robust = {e.outcome: (e.lower, e.upper) for e in report.small_sample
+                  if e.source == analysis.source and e.lower is not None and e.upper is not None}
+        panels = figure_panels(analysis, report.task_labels, names, joint, burden, robust)
         out.append((analysis.source, [(caption, Markup(svg)) for caption, svg in panels]))
     return out
 
@@ -100,4 +105,5 @@ def render_html(report: Report) -> str:
                                      undefined=jinja2.StrictUndefined)
     return environment.from_string(_PAGE).render(
         version=__version__, reasons=analysis_reasons(report), figures=_figures(report),
+        mancl=MANCL_METHOD if report.small_sample else "",
         tables=report_tables(report) + analysis_specs(report), provenance=report.provenance)

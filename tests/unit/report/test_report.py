@@ -171,6 +171,18 @@ def test_html_has_figures_tables_and_provenance(shared_data: Path) -> None:
     assert "without validation defense" in page
     assert "af6e6648d24cbb0d46d91664dbcbe32fbdb782510db9214a52243693bae4bfcc" in page
     assert "claude-opus-5" in page and "run-192" in page
+    assert "mancl" not in page  # the small-sample interval only with --interval mancl
+
+
+def test_html_shows_the_mancl_interval_when_asked(shared_data: Path) -> None:
+    folder = shared_data / "workworld"
+    page = render_html(load_report(ledgers=folder, replicates=0, interval="mancl"))
+    figures, tables = page.split("<h2>Tables</h2>")
+    # named in the page's preamble, drawn in panel a under the bootstrap interval, and tabled
+    assert "<code>--interval mancl</code>" in figures and "Bell–McCaffrey df" in figures
+    assert figures.count("mancl [") == 2 and "then the small-sample-corrected mancl interval" in figures
+    assert "<caption>GEE difference with the small-sample-corrected 95% interval (mancl: " in tables
+    assert "<td>access</td><td>+17.6</td>" in tables
 
 
 def test_html_escapes_names(tmp_path: Path) -> None:

@@ -79,12 +79,18 @@ def reachable(registered_task: TaskFactory) -> TaskFactory:
     Python function's name, which inspect cannot find). inspect prefixes a task with its package
     (`worldkit/`) when the module lies in site-packages or is an editable install of a distribution
     named like the package; worldkit's distribution is `worldkit-bench`, so in an editable checkout the
-    name stays bare and the same function is registered once more under `worldkit/<name>`."""
-    from inspect_ai._util.registry import registry_info
+    name stays bare and the same function is registered once more under `worldkit/<name>`; installed
+    from a wheel, the name is prefixed and the function is registered once more under the bare name
+    that `inspect eval FILE.py@<name>` looks up."""
+    from inspect_ai._util.registry import RegistryInfo, registry_add, registry_info
 
-    name = registry_info(registered_task).name
-    if "/" not in name:
-        task(name=f"worldkit/{name}")(registered_task.__wrapped__)  # type: ignore[attr-defined]
+    info = registry_info(registered_task)
+    if "/" not in info.name:
+        task(name=f"worldkit/{info.name}")(registered_task.__wrapped__)  # type: ignore[attr-defined]
+    else:
+        bare = info.name.split("/", 1)[1]
+        again = task(name=bare)(registered_task.__wrapped__)  # type: ignore[attr-defined]
+        registry_add(again, RegistryInfo(type="task", name=bare, metadata=registry_info(again).metadata))
     return registered_task
 
 

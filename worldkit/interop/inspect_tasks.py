@@ -91,6 +91,7 @@ def reachable(registered_task: TaskFactory) -> TaskFactory:
         bare = info.name.split("/", 1)[1]
         again = task(name=bare)(registered_task.__wrapped__)  # type: ignore[attr-defined]
         registry_add(again, RegistryInfo(type="task", name=bare, metadata=registry_info(again).metadata))
+        registry_add(registered_task, info)  # `task` took the prefixed name for the copy: it stays the original's
     return registered_task
 
 
